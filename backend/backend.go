@@ -1,0 +1,108 @@
+// Package backend defines what a device must provide to run a LLaMA forward pass, and
+// nothing else: the model (package model) is written against these interfaces, and the
+// CPU (backend/cpu) and CUDA (backend/cuda) devices implement them.
+//
+// Every operation carries a batch: a Buffer is a 2-D tensor whose rows are tokens, and
+// single-token decode is the batch of one. Positions travel in a device-resident I32
+// Buffer rather than as host integers, so a recorded sequence of kernels (a CUDA graph)
+// can be replayed for every step unchanged.
+//
+// Error model: kernel methods enqueue work and return nothing; a Device keeps its first
+// failure and reports it from Sync (and from every later Sync), the way bufio.Scanner
+// reports through Err. Methods panic only on programmer error (mismatched shapes), with
+// a "backend:" or device-specific prefix.
+package backend
+
+import "github.com/infergo/infer/tensor"
+
+// A Buffer is a 2-D tensor of Rows() rows of Cols() elements of DType(), resident on one
+// Device. Row r starts at byte r*DType().RowBytes(Cols()).
+type Buffer interface {
+	DType() tensor.DType
+	Rows() int
+	Cols() int
+	Device() Device
+	// Slice returns a view of rows [row0, row0+rows) that shares memory with the buffer.
+	Slice(row0, rows int) Buffer
+}
+
+// A Device owns memory and runs Kernels in submission order.
+type Device interface {
+	Kernels
+	// Name is a short human-readable name ("cpu", "cuda:0 NVIDIA H200").
+	Name() string
+	// Alloc returns a zeroed buffer of rows × cols elements of dt.
+	Alloc(dt tensor.DType, rows, cols int) (Buffer, error)
+	// Free releases a buffer returned by Alloc; views need no Free.
+	Free(b Buffer)
+	// Upload copies src, the raw bytes of all of dst's rows, into dst. It may return
+	// before the copy is done; src may be reused once Upload returns.
+	Upload(dst Buffer, src []byte) error
+	// Download waits for queued work and copies src's raw bytes into dst.
+	Download(dst []byte, src Buffer) error
+	// Sync waits for queued work and returns the first failure since the device opened.
+	Sync() error
+	// Close waits for queued work and releases every buffer the device allocated.
+	Close() error
+}
+
+// Kernels are the operations of a llama block. The destination comes first; shapes are
+// (rows, cols) and every float activation is F32 unless stated.
+type Kernels interface {
+	// Embed sets row i of dst (n, dim) to row tokens[i] of table (vocab, dim),
+	// dequantized. tokens is an I32 buffer of n rows and one column.
+	Embed(dst, table, tokens Buffer)
+	// RMSNorm sets each row of dst to x/rms(x) ⊙ weight; weight is one row of F32.
+	RMSNorm(dst, x, weight Buffer, eps float32)
+	// MatMul sets dst (n, out) = x (n, in) · wᵀ where w is (out, in) of any weight type.
+	// Quantized weights are multiplied against activations quantized to
+	// w.DType().VecDotType(), as llama.cpp's CPU path does.
+	MatMul(dst, w, x Buffer)
+	// RoPE rotates x (n, heads·headDim) in place; row i is at position positions[i]
+	// (an I32 buffer of n rows).
+	RoPE(x, positions Buffer, r Rope)
+	// SetRows stores row i of src (n, cols) into row rows[i] of dst, converting to
+	// dst's type (F32 or F16: the KV cache). rows is an I32 buffer of n rows.
+	SetRows(dst, src, rows Buffer)
+	// Attention sets dst (n, heads·headDim) to causal softmax attention of q (n,
+	// heads·headDim) over the cache rows k, v (ctx, kvHeads·headDim). Row i attends to
+	// cache rows 0..positions[i] inclusive; the cache must already hold them.
+	Attention(dst, q, k, v, positions Buffer, a Attention)
+	// SwiGLU sets dst = silu(gate) ⊙ up, element-wise.
+	SwiGLU(dst, gate, up Buffer)
+	// Add sets dst += x, element-wise.
+	Add(dst, x Buffer)
+	// Copy copies src into dst of the same shape, converting between F32 and F16.
+	Copy(dst, src Buffer)
+}
+
+// Rope describes the rotary position embedding of one projection.
+type Rope struct {
+	HeadDim int     // elements per head
+	Dims    int     // rotated elements per head (n_rot, at most HeadDim)
+	Base    float32 // rope.freq_base
+	Scale   float32 // frequency scale: 1 / rope.scaling.factor for linear scaling, else 1
+	// NeoX selects the rotation of element pairs (i, i+Dims/2) instead of adjacent
+	// pairs (2i, 2i+1). GGUF llama weights use adjacent pairs (NeoX false).
+	NeoX bool
+	// Factors, if not nil, is one F32 row of Dims/2 frequency divisors (rope_freqs.weight,
+	// llama 3.1 scaling).
+	Factors Buffer
+}
+
+// Attention describes multi-head attention with grouped K/V heads.
+type Attention struct {
+	Heads   int     // query heads
+	KVHeads int     // key/value heads; Heads is a multiple of it
+	HeadDim int     // elements per head
+	Scale   float32 // applied to q·k, usually 1/sqrt(HeadDim)
+}
+
+// Transferer is an optional Device upgrade: a device that can copy a buffer from
+// another device without going through the host implements it, and split uses it the
+// way io.Copy uses io.WriterTo.
+type Transferer interface {
+	// TransferFrom enqueues dst = src where src lives on another device; ok is false
+	// when the device has no direct path from src's device.
+	TransferFrom(dst, src Buffer) (ok bool, err error)
+}

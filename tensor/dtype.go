@@ -1,0 +1,213 @@
+// Package tensor holds the element types of GGUF tensors: their block layouts, the
+// conversions to and from float32 (dequantize, reference quantizers bit-identical to
+// llama.cpp's quantize_row_*_ref), and the dot products of weight rows against
+// quantized activations the way llama.cpp's CPU path computes them.
+//
+// Quantized formats store a row as a sequence of blocks; a row of n elements of type t
+// takes t.RowBytes(n) bytes and n must be a multiple of t.BlockSize().
+package tensor
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DType is a GGUF tensor type; its values are the GGUF (ggml_type) ids.
+type DType uint32
+
+// The GGUF type ids this package knows.
+const (
+	F32  DType = 0
+	F16  DType = 1
+	Q4_0 DType = 2
+	Q4_1 DType = 3
+	Q5_0 DType = 6
+	Q5_1 DType = 7
+	Q8_0 DType = 8
+	Q8_1 DType = 9
+	Q2_K DType = 10
+	Q3_K DType = 11
+	Q4_K DType = 12
+	Q5_K DType = 13
+	Q6_K DType = 14
+	Q8_K DType = 15
+	I8   DType = 24
+	I16  DType = 25
+	I32  DType = 26
+	I64  DType = 27
+	F64  DType = 28
+	BF16 DType = 30
+)
+
+// QK is the block size of the 32-element formats, QKK that of the k-quants.
+const (
+	QK  = 32
+	QKK = 256
+)
+
+// traits describes one DType. The function fields are nil where the operation does not
+// exist for the type (for example Quantize of Q8_K as a weight format is allowed, but a
+// dot product with Q8_K weights is not).
+type traits struct {
+	name       string
+	blockSize  int // elements per block
+	blockBytes int // bytes per block
+	vecDot     DType
+	dequantize func(dst []float32, src []byte)
+	quantize   func(dst []byte, src []float32)
+	dot        func(n int, w, x []byte) float32
+}
+
+// table is indexed by DType; an entry with blockSize 0 is an unknown type.
+var table = [...]traits{
+	F32:  {name: "F32", blockSize: 1, blockBytes: 4, vecDot: F32, dequantize: dequantizeF32, quantize: quantizeF32, dot: dotF32},
+	F16:  {name: "F16", blockSize: 1, blockBytes: 2, vecDot: F16},
+	BF16: {name: "BF16", blockSize: 1, blockBytes: 2, vecDot: BF16},
+	Q4_0: {name: "Q4_0", blockSize: QK, blockBytes: 2 + QK/2, vecDot: Q8_0},
+	Q4_1: {name: "Q4_1", blockSize: QK, blockBytes: 4 + QK/2, vecDot: Q8_1},
+	Q5_0: {name: "Q5_0", blockSize: QK, blockBytes: 2 + 4 + QK/2, vecDot: Q8_0},
+	Q5_1: {name: "Q5_1", blockSize: QK, blockBytes: 4 + 4 + QK/2, vecDot: Q8_1},
+	Q8_0: {name: "Q8_0", blockSize: QK, blockBytes: 2 + QK, vecDot: Q8_0},
+	Q8_1: {name: "Q8_1", blockSize: QK, blockBytes: 4 + QK, vecDot: Q8_1},
+	Q2_K: {name: "Q2_K", blockSize: QKK, blockBytes: QKK/16 + QKK/4 + 4, vecDot: Q8_K},
+	Q3_K: {name: "Q3_K", blockSize: QKK, blockBytes: QKK/8 + QKK/4 + 12 + 2, vecDot: Q8_K},
+	Q4_K: {name: "Q4_K", blockSize: QKK, blockBytes: 4 + 12 + QKK/2, vecDot: Q8_K},
+	Q5_K: {name: "Q5_K", blockSize: QKK, blockBytes: 4 + 12 + QKK/8 + QKK/2, vecDot: Q8_K},
+	Q6_K: {name: "Q6_K", blockSize: QKK, blockBytes: QKK/2 + QKK/4 + QKK/16 + 2, vecDot: Q8_K},
+	Q8_K: {name: "Q8_K", blockSize: QKK, blockBytes: 4 + QKK + QKK/16*2, vecDot: Q8_K},
+	I8:   {name: "I8", blockSize: 1, blockBytes: 1, vecDot: I8},
+	I16:  {name: "I16", blockSize: 1, blockBytes: 2, vecDot: I16},
+	I32:  {name: "I32", blockSize: 1, blockBytes: 4, vecDot: I32},
+	I64:  {name: "I64", blockSize: 1, blockBytes: 8, vecDot: I64},
+	F64:  {name: "F64", blockSize: 1, blockBytes: 8, vecDot: F64},
+}
+
+func (t DType) traits() *traits {
+	if int(t) < len(table) && table[t].blockSize != 0 {
+		return &table[t]
+	}
+	return nil
+}
+
+// Known reports whether t is a type this package can describe.
+func (t DType) Known() bool { return t.traits() != nil }
+
+// String returns the type's ggml name (F32, Q4_K, ...), or DType(n) for an unknown id.
+func (t DType) String() string {
+	if tr := t.traits(); tr != nil {
+		return tr.name
+	}
+	return fmt.Sprintf("DType(%d)", uint32(t))
+}
+
+// BlockSize is the number of elements in one block (1 for F32, F16, BF16).
+func (t DType) BlockSize() int {
+	if tr := t.traits(); tr != nil {
+		return tr.blockSize
+	}
+	return 0
+}
+
+// BlockBytes is the number of bytes in one block.
+func (t DType) BlockBytes() int {
+	if tr := t.traits(); tr != nil {
+		return tr.blockBytes
+	}
+	return 0
+}
+
+// RowBytes is the size in bytes of n elements; n must be a multiple of BlockSize.
+func (t DType) RowBytes(n int) int {
+	tr := t.traits()
+	if tr == nil {
+		return 0
+	}
+	return n / tr.blockSize * tr.blockBytes
+}
+
+// VecDotType is the type activations are converted to before a dot product with a
+// weight row of type t (Q8_0 for Q4_0, Q8_K for the k-quants, F32 for F32, ...).
+func (t DType) VecDotType() DType {
+	if tr := t.traits(); tr != nil {
+		return tr.vecDot
+	}
+	return t
+}
+
+// ParseDType returns the DType named s (case-insensitive: "q4_0", "Q4_K", "f16").
+func ParseDType(s string) (DType, error) {
+	for i := range table {
+		if table[i].blockSize != 0 && strings.EqualFold(table[i].name, s) {
+			return DType(i), nil
+		}
+	}
+	return 0, fmt.Errorf("tensor: unknown type %q", s)
+}
+
+// checkLen returns an error unless n elements of t fit the given byte and element counts.
+func checkLen(op string, t DType, n, nbytes int) error {
+	tr := t.traits()
+	switch {
+	case tr == nil:
+		return fmt.Errorf("tensor: %s: unknown type %v", op, t)
+	case n%tr.blockSize != 0:
+		return fmt.Errorf("tensor: %s %v: %d elements is not a multiple of the block size %d", op, t, n, tr.blockSize)
+	case nbytes < t.RowBytes(n):
+		return fmt.Errorf("tensor: %s %v: %d elements need %d bytes, have %d", op, t, n, t.RowBytes(n), nbytes)
+	}
+	return nil
+}
+
+// Dequantize decodes len(dst) elements of type t from src into dst.
+func Dequantize(t DType, dst []float32, src []byte) error {
+	if err := checkLen("dequantize", t, len(dst), len(src)); err != nil {
+		return err
+	}
+	f := t.traits().dequantize
+	if f == nil {
+		return fmt.Errorf("tensor: dequantize %v: not supported", t)
+	}
+	f(dst, src)
+	return nil
+}
+
+// Quantize encodes src as type t into dst, producing the same bytes as llama.cpp's
+// quantize_row_*_ref.
+func Quantize(t DType, dst []byte, src []float32) error {
+	if err := checkLen("quantize", t, len(src), len(dst)); err != nil {
+		return err
+	}
+	f := t.traits().quantize
+	if f == nil {
+		return fmt.Errorf("tensor: quantize %v: not supported", t)
+	}
+	f(dst, src)
+	return nil
+}
+
+// DotFunc returns the function computing the dot product of n elements of a weight row
+// w of type t with activations x of type t.VecDotType(), or an error when t has none.
+// Hot loops fetch it once and call it per row.
+func DotFunc(t DType) (func(n int, w, x []byte) float32, error) {
+	tr := t.traits()
+	if tr == nil || tr.dot == nil {
+		return nil, fmt.Errorf("tensor: dot product with %v weights: not supported", t)
+	}
+	return tr.dot, nil
+}
+
+// Dot is the dot product of n elements of weight row w (type t) with activations x
+// (type t.VecDotType()).
+func Dot(t DType, n int, w, x []byte) (float32, error) {
+	f, err := DotFunc(t)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkLen("dot", t, n, len(w)); err != nil {
+		return 0, err
+	}
+	if err := checkLen("dot", t.VecDotType(), n, len(x)); err != nil {
+		return 0, err
+	}
+	return f(n, w, x), nil
+}
