@@ -34,24 +34,27 @@ func quantizeF32(dst []byte, src []float32) {
 	}
 }
 
-// dotF32 accumulates in float32, in 8 lanes, the way the SIMD path of ggml_vec_dot_f32 sums.
+// dotF32 accumulates in float32, in 8 lanes, the way the SIMD path of ggml_vec_dot_f32
+// sums; the lanes are then added pairwise and the tail last. The explicit float32
+// conversions keep the compiler from fusing multiply and add on any architecture.
 func dotF32(n int, w, x []byte) float32 {
 	a, b := Float32s(w)[:n], Float32s(x)[:n]
-	var s [8]float32
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	i := 0
 	for ; i+8 <= n; i += 8 {
-		s[0] += a[i] * b[i]
-		s[1] += a[i+1] * b[i+1]
-		s[2] += a[i+2] * b[i+2]
-		s[3] += a[i+3] * b[i+3]
-		s[4] += a[i+4] * b[i+4]
-		s[5] += a[i+5] * b[i+5]
-		s[6] += a[i+6] * b[i+6]
-		s[7] += a[i+7] * b[i+7]
+		a8, b8 := (*[8]float32)(a[i:]), (*[8]float32)(b[i:])
+		s0 += float32(a8[0] * b8[0])
+		s1 += float32(a8[1] * b8[1])
+		s2 += float32(a8[2] * b8[2])
+		s3 += float32(a8[3] * b8[3])
+		s4 += float32(a8[4] * b8[4])
+		s5 += float32(a8[5] * b8[5])
+		s6 += float32(a8[6] * b8[6])
+		s7 += float32(a8[7] * b8[7])
 	}
-	sum := ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
+	sum := ((s0 + s4) + (s1 + s5)) + ((s2 + s6) + (s3 + s7))
 	for ; i < n; i++ {
-		sum += a[i] * b[i]
+		sum += float32(a[i] * b[i])
 	}
 	return sum
 }

@@ -1,0 +1,92 @@
+package tensor
+
+import "math"
+
+// F16ToF32 converts an IEEE half-precision value (its bits) to float32, exactly, like
+// ggml_compute_fp16_to_fp32.
+func F16ToF32(h uint16) float32 { return f16Table[h] }
+
+// F32ToF16 converts f to IEEE half precision, rounding to nearest even, overflowing to
+// infinity and turning every NaN into the quiet NaN 0x7E00 (with f's sign), bit for bit
+// like ggml_compute_fp32_to_fp16.
+func F32ToF16(f float32) uint16 {
+	// The float trick of ggml (after Maratyszcza/FP16): scaling by 2^112 then 2^-110
+	// makes the hardware round the mantissa to 10 bits for normal and subnormal halves.
+	const scaleToInf, scaleToZero float32 = 0x1p+112, 0x1p-110
+	base := float32(float32(abs32(f)*scaleToInf) * scaleToZero)
+
+	w := math.Float32bits(f)
+	shl1w := w + w
+	sign := w & 0x80000000
+	bias := shl1w & 0xFF000000
+	if bias < 0x71000000 {
+		bias = 0x71000000
+	}
+	base = math.Float32frombits(bias>>1+0x07800000) + base
+	bits := math.Float32bits(base)
+	expBits := (bits >> 13) & 0x00007C00
+	mantBits := bits & 0x00000FFF
+	if shl1w > 0xFF000000 {
+		return uint16(sign>>16) | 0x7E00
+	}
+	return uint16(sign>>16) | uint16(expBits+mantBits)
+}
+
+// BF16ToF32 converts a bfloat16 value (its bits) to float32: the bits shifted up by 16.
+func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// F32ToBF16 converts f to bfloat16 like ggml_compute_fp32_to_bf16: round to nearest
+// even, subnormals kept, NaNs truncated and forced quiet.
+func F32ToBF16(f float32) uint16 {
+	u := math.Float32bits(f)
+	if u&0x7fffffff > 0x7f800000 {
+		return uint16(u>>16) | 64
+	}
+	return uint16((u + (0x7fff + (u>>16)&1)) >> 16)
+}
+
+func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) &^ (1 << 31)) }
+
+// f16Table maps every half-precision bit pattern to its float32 value; it is built once
+// and never written again.
+var f16Table = buildF16Table()
+
+func buildF16Table() *[1 << 16]float32 {
+	t := new([1 << 16]float32)
+	for h := range t {
+		t[h] = f16ToF32Compute(uint16(h))
+	}
+	return t
+}
+
+// f16ToF32Compute is ggml_compute_fp16_to_fp32: exact, NaN payloads kept.
+func f16ToF32Compute(h uint16) float32 {
+	w := uint32(h) << 16
+	sign := w & 0x80000000
+	twoW := w + w
+
+	const expOffset = uint32(0xE0) << 23
+	const expScale float32 = 0x1p-112
+	normalized := math.Float32frombits(twoW>>4+expOffset) * expScale
+
+	const magicMask = uint32(126) << 23
+	const magicBias float32 = 0.5
+	denormalized := math.Float32frombits(twoW>>17|magicMask) - magicBias
+
+	if twoW < 1<<27 {
+		return math.Float32frombits(sign | math.Float32bits(denormalized))
+	}
+	return math.Float32frombits(sign | math.Float32bits(normalized))
+}
+
+// halfAt reads the little-endian half-precision value at b[0:2] as float32.
+func halfAt(b []byte) float32 {
+	_ = b[1]
+	return f16Table[uint16(b[0])|uint16(b[1])<<8]
+}
+
+// putHalf stores f as a little-endian half-precision value at b[0:2].
+func putHalf(b []byte, f float32) {
+	h := F32ToF16(f)
+	b[0], b[1] = byte(h), byte(h>>8)
+}
