@@ -1,0 +1,110 @@
+package gguf
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// File is a parsed GGUF file: its metadata, tensor directory and data section.
+type File struct {
+	Version    uint32
+	Alignment  int          // general.alignment, default 32
+	KV         []KV         // metadata in file order
+	Tensors    []TensorInfo // in file order
+	DataOffset int64        // start of the data section
+
+	data    []byte         // the whole file: a read-only mapping (Open) or the caller's bytes
+	mapped  bool           // data is a mapping to release in Close
+	keys    map[string]int // index into KV
+	tensors map[string]int // index into Tensors
+}
+
+// A KV is one metadata entry.
+type KV struct {
+	Key   string
+	Value Value
+}
+
+// Open maps the file at path read-only and parses it. Tensor data handed out by
+// TensorData are slices of the mapping, valid until Close.
+func Open(path string) (*File, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	defer fd.Close()
+	st, err := fd.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	size := st.Size()
+	if size == 0 || int64(int(size)) != size {
+		f, err := Parse(nil) // reports the empty file as truncated
+		return f, fmt.Errorf("%s: %w", path, err)
+	}
+	data, err := syscall.Mmap(int(fd.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("gguf: mmap %s: %w", path, err)
+	}
+	f, err := Parse(data)
+	if err != nil {
+		syscall.Munmap(data)
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f.mapped = true
+	return f, nil
+}
+
+// Close releases the mapping made by Open; tensor data must not be used afterwards.
+// It does nothing for a File made by Parse.
+func (f *File) Close() error {
+	if !f.mapped || f.data == nil {
+		return nil
+	}
+	err := syscall.Munmap(f.data)
+	f.data, f.mapped = nil, false
+	if err != nil {
+		return fmt.Errorf("gguf: munmap: %w", err)
+	}
+	return nil
+}
+
+// Size returns the size of the file in bytes.
+func (f *File) Size() int64 { return int64(len(f.data)) }
+
+// Value returns the value of key.
+func (f *File) Value(key string) (Value, bool) {
+	i, ok := f.keys[key]
+	if !ok {
+		return Value{}, false
+	}
+	return f.KV[i].Value, true
+}
+
+// Arch returns general.architecture, or "" when it is absent or not a string.
+func (f *File) Arch() string {
+	s, _ := f.String("general.architecture")
+	return s
+}
+
+// Tensor returns the tensor called name.
+func (f *File) Tensor(name string) (TensorInfo, bool) {
+	i, ok := f.tensors[name]
+	if !ok {
+		return TensorInfo{}, false
+	}
+	return f.Tensors[i], true
+}
+
+// TensorData returns the bytes of ti's data, a slice of the file without copying. It
+// returns nil when ti does not lie within the file's data section (a TensorInfo from
+// another file) or after Close.
+func (f *File) TensorData(ti TensorInfo) []byte {
+	start := uint64(f.DataOffset) + ti.Offset
+	n := ti.Bytes()
+	if ti.Offset > uint64(len(f.data)) || start > uint64(len(f.data)) || n > uint64(len(f.data))-start {
+		return nil
+	}
+	return f.data[start : start+n : start+n]
+}

@@ -1,0 +1,204 @@
+package gguf
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/infergo/infer/tensor"
+)
+
+// A Writer builds a GGUF version 3 file: set the metadata and add tensors, then call
+// WriteTo or WriteFile. Tensor data is pulled from the callers' functions while the
+// file is written, so it need not all be in memory at once.
+type Writer struct {
+	kv      []KV
+	keys    map[string]int
+	tensors []pendingTensor
+	names   map[string]int
+	err     error // first error from Set, reported by WriteTo
+}
+
+type pendingTensor struct {
+	info TensorInfo
+	data func(io.Writer) error
+}
+
+// NewWriter returns an empty Writer.
+func NewWriter() *Writer {
+	return &Writer{keys: map[string]int{}, names: map[string]int{}}
+}
+
+// Set sets key to v. A new key goes after the existing ones; setting an existing key
+// replaces its value in place. general.alignment, if set, must be a power-of-two
+// uint32; WriteTo reports a bad one.
+func (w *Writer) Set(key string, v Value) {
+	if key == "" {
+		w.err = cmpErr(w.err, errors.New("gguf: Set: empty key"))
+		return
+	}
+	if i, ok := w.keys[key]; ok {
+		w.kv[i].Value = v
+		return
+	}
+	w.keys[key] = len(w.kv)
+	w.kv = append(w.kv, KV{Key: key, Value: v})
+}
+
+func cmpErr(old, err error) error {
+	if old != nil {
+		return old
+	}
+	return err
+}
+
+// Delete removes key, keeping the order of the others.
+func (w *Writer) Delete(key string) {
+	i, ok := w.keys[key]
+	if !ok {
+		return
+	}
+	w.kv = append(w.kv[:i], w.kv[i+1:]...)
+	delete(w.keys, key)
+	for j := i; j < len(w.kv); j++ {
+		w.keys[w.kv[j].Key] = j
+	}
+}
+
+// AddTensor adds a tensor whose data the function writes when the file is written; it
+// must write exactly the tensor's size in bytes (type dt, shape dims in ggml order).
+func (w *Writer) AddTensor(name string, dt tensor.DType, dims []uint64, data func(io.Writer) error) error {
+	if name == "" || data == nil {
+		return fmt.Errorf("gguf: AddTensor %q: empty name or nil data function", name)
+	}
+	if _, dup := w.names[name]; dup {
+		return fmt.Errorf("gguf: AddTensor %q: duplicate name", name)
+	}
+	if msg := checkShape(dims, dt); msg != "" {
+		return fmt.Errorf("gguf: AddTensor %q: %s", name, msg)
+	}
+	w.names[name] = len(w.tensors)
+	ti := TensorInfo{Name: name, Dims: append([]uint64(nil), dims...), Type: dt}
+	w.tensors = append(w.tensors, pendingTensor{info: ti, data: data})
+	return nil
+}
+
+// AddTensorBytes adds a tensor whose data is in memory; len(data) must be its size.
+func (w *Writer) AddTensorBytes(name string, dt tensor.DType, dims []uint64, data []byte) error {
+	ti := TensorInfo{Dims: dims, Type: dt}
+	if checkShape(dims, dt) == "" && uint64(len(data)) != ti.Bytes() {
+		return fmt.Errorf("gguf: AddTensorBytes %q: %d bytes of data, %v %v needs %d", name, len(data), dt, dimsString(dims), ti.Bytes())
+	}
+	return w.AddTensor(name, dt, dims, func(out io.Writer) error {
+		_, err := out.Write(data)
+		return err
+	})
+}
+
+// alignment returns general.alignment, checked, or the default.
+func (w *Writer) alignment() (int64, error) {
+	i, ok := w.keys["general.alignment"]
+	if !ok {
+		return DefaultAlignment, nil
+	}
+	v := w.kv[i].Value
+	a, _ := v.AsUint()
+	if v.Type() != Uint32Type || a == 0 || a&(a-1) != 0 {
+		return 0, fmt.Errorf("gguf: general.alignment %v (%v): want a power-of-two uint32", v, v.Type())
+	}
+	return int64(a), nil
+}
+
+// WriteTo writes the file to out: header, metadata, tensor infos, then the aligned data
+// section, every tensor padded with zeros to the alignment. It returns the bytes written.
+func (w *Writer) WriteTo(out io.Writer) (int64, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	align, err := w.alignment()
+	if err != nil {
+		return 0, err
+	}
+	cw := &countWriter{w: out}
+	e := &encoder{w: bufio.NewWriterSize(cw, 1<<20)}
+	w.writeHeader(e, align)
+	if err := w.writeData(e, align); err != nil {
+		return cw.n, err
+	}
+	if err := e.w.Flush(); err != nil {
+		return cw.n, fmt.Errorf("gguf: write: %w", err)
+	}
+	return cw.n, nil
+}
+
+// writeHeader writes everything before the data section, including its padding.
+func (w *Writer) writeHeader(e *encoder, align int64) {
+	e.Write([]byte(Magic))
+	e.u32(3)
+	e.u64(uint64(len(w.tensors)))
+	e.u64(uint64(len(w.kv)))
+	for _, kv := range w.kv {
+		e.str(kv.Key)
+		e.u32(uint32(kv.Value.typ))
+		e.value(kv.Value)
+	}
+	var off uint64
+	for _, t := range w.tensors {
+		e.str(t.info.Name)
+		e.u32(uint32(len(t.info.Dims)))
+		for _, d := range t.info.Dims {
+			e.u64(d)
+		}
+		e.u32(uint32(t.info.Type))
+		e.u64(off)
+		off += uint64(pad(int64(t.info.Bytes()), align))
+	}
+	if len(w.tensors) > 0 { // like gguf-py and llama.cpp, a tensor-less file is not padded
+		e.zeros(pad(e.n, align) - e.n)
+	}
+}
+
+// writeData streams each tensor's data, checking its size, and pads it to align.
+func (w *Writer) writeData(e *encoder, align int64) error {
+	for i, t := range w.tensors {
+		start := e.n
+		if err := t.data(e); err != nil {
+			return fmt.Errorf("gguf: tensor %d %q: data: %w", i, t.info.Name, err)
+		}
+		if got, want := e.n-start, int64(t.info.Bytes()); got != want {
+			return fmt.Errorf("gguf: tensor %d %q: data function wrote %d bytes, want %d", i, t.info.Name, got, want)
+		}
+		e.zeros(pad(e.n, align) - e.n)
+	}
+	return nil
+}
+
+// WriteFile writes the file to path, removing it again if writing fails.
+func (w *Writer) WriteFile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("gguf: %w", err)
+	}
+	_, err = w.WriteTo(f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("gguf: %w", cerr)
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
+
+// countWriter counts the bytes that pass through it.
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
