@@ -3,10 +3,209 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/infergo/infer/bench"
+	"github.com/infergo/infer/model"
 )
 
-// cmdBench implements 'infer bench'. (Placeholder until the command lands.)
+// benchFlags are the flags of 'infer bench', named and defaulted as llama-bench's.
+type benchFlags struct {
+	models   []string
+	prompts  []int
+	gens     []int
+	threads  []int
+	reps     int
+	batch    int
+	ngl      int
+	sm       string
+	ts       string
+	ctk      string
+	output   string
+	noWarmup bool
+}
+
+// errNeedsCUDA is the answer to anything that needs a GPU until the CUDA backend lands.
+var errNeedsCUDA = errors.New("needs CUDA devices; this build runs on the CPU only")
+
+// cmdBench implements 'infer bench': llama-bench's pp/tg tests and table.
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("bench: not implemented yet")
+	if len(args) > 0 && args[0] == "transfer" {
+		return fmt.Errorf("bench transfer: measuring hidden-state transfers between devices %w", errNeedsCUDA)
+	}
+	f, help, err := parseBenchFlags(args, stderr)
+	if help || err != nil {
+		return err
+	}
+	tests, err := bench.Tests(f.prompts, f.gens)
+	if err != nil {
+		return usageError{err}
+	}
+	kv, err := kvType("-ctk", f.ctk)
+	if err != nil {
+		return err
+	}
+	p := bench.NewMarkdown(stdout, bench.Columns{Threads: true, SplitMode: f.sm != "", TensorSplit: f.ts != ""}, buildInfo())
+	if f.output == "json" {
+		p = bench.NewJSON(stdout, buildInfo())
+	}
+	if err := p.Header(); err != nil {
+		return err
+	}
+	for _, path := range f.models {
+		for _, t := range f.threads {
+			opts := model.Options{Threads: t, BatchSize: f.batch, KVType: kv, ContextSize: contextFor(tests)}
+			if err := benchModel(ctx, path, opts, tests, f, p); err != nil {
+				return err
+			}
+		}
+	}
+	return p.Footer()
+}
+
+// benchModel loads one model with opts and runs every test on it, printing each row.
+func benchModel(ctx context.Context, path string, opts model.Options, tests []bench.Test, f *benchFlags, p bench.Printer) error {
+	info, err := bench.Describe(path)
+	if err != nil {
+		return err
+	}
+	m, err := model.Load(path, opts)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	defer m.Close()
+	s, err := m.NewSession()
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	defer s.Close()
+	in := bench.Input{NVocab: info.NVocab, BOS: info.BOS, Seed: 1}
+	for _, t := range tests {
+		res, err := bench.Run(ctx, s, t, in, f.reps, !f.noWarmup)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		row := bench.Row{Model: info, Backend: "CPU", Threads: opts.Threads, SplitMode: f.sm,
+			TensorSplit: f.ts, Batch: opts.BatchSize, Result: res, Time: time.Now()}
+		if err := p.Row(row); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// contextFor is the KV cache the tests need: the longest test, from an empty cache.
+func contextFor(tests []bench.Test) int {
+	n := 1
+	for _, t := range tests {
+		n = max(n, t.Tokens())
+	}
+	return n
+}
+
+// parseBenchFlags parses and checks bench's command line.
+func parseBenchFlags(args []string, stderr io.Writer) (*benchFlags, bool, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &benchFlags{prompts: []int{512}, gens: []int{128}, threads: []int{runtime.NumCPU()}}
+	fs.Func("m", "GGUF model `file`s (comma-separated or repeated; required)", func(s string) error {
+		f.models = append(f.models, strings.Split(s, ",")...)
+		return nil
+	})
+	fs.Func("p", "prompt `lengths` to test, comma-separated (pp tests; default 512)", intList(&f.prompts))
+	fs.Func("n", "generation `lengths` to test, comma-separated (tg tests; default 128)", intList(&f.gens))
+	fs.Func("t", "CPU `threads`, comma-separated (default all cores)", intList(&f.threads))
+	fs.IntVar(&f.reps, "r", 5, "`repetitions` of each test")
+	fs.IntVar(&f.batch, "b", 512, "tokens per forward pass (llama-bench's -ub)")
+	fs.IntVar(&f.ngl, "ngl", 0, "`layers` to offload to GPUs")
+	fs.StringVar(&f.sm, "sm", "", "split `mode` across GPUs: none or layer")
+	fs.StringVar(&f.ts, "ts", "", "tensor split `ratios` across GPUs, e.g. 3/1")
+	fs.StringVar(&f.ctk, "ctk", "f16", "KV cache `type`: f16 or f32")
+	fs.StringVar(&f.output, "o", "md", "output `format`: md or json")
+	fs.BoolVar(&f.noWarmup, "no-warmup", false, "skip the warm-up run before each test")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: infer bench -m FILE [-p 512] [-n 128] [-r 5] [-t N] [-o md|json]\n       infer bench transfer")
+		fs.PrintDefaults()
+	}
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return nil, help, err
+	}
+	return f, false, f.check()
+}
+
+// check validates the parsed flags.
+func (f *benchFlags) check() error {
+	switch {
+	case len(f.models) == 0:
+		return usageError{errors.New("bench: -m: a model file is required")}
+	case f.reps < 1 || f.batch < 1:
+		return usageError{fmt.Errorf("bench: -r %d -b %d: must be at least 1", f.reps, f.batch)}
+	case f.output != "md" && f.output != "json":
+		return usageError{fmt.Errorf("bench: -o %q: want md or json", f.output)}
+	case f.sm != "" && f.sm != "none" && f.sm != "layer":
+		return usageError{fmt.Errorf("bench: -sm %q: want none or layer", f.sm)}
+	case !validSplit(f.ts):
+		return usageError{fmt.Errorf("bench: -ts %q: want ratios like 3/1", f.ts)}
+	case f.ngl > 0 || f.ts != "":
+		return fmt.Errorf("bench: -ngl %d -ts %q: offloading %w", f.ngl, f.ts, errNeedsCUDA)
+	}
+	for _, t := range f.threads {
+		if t < 1 {
+			return usageError{fmt.Errorf("bench: -t %d: must be at least 1", t)}
+		}
+	}
+	return nil
+}
+
+// validSplit reports whether s is empty or non-negative numbers separated by '/'.
+func validSplit(s string) bool {
+	if s == "" {
+		return true
+	}
+	for _, part := range strings.Split(s, "/") {
+		if v, err := strconv.ParseFloat(part, 64); err != nil || v < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// intList returns a flag.Func setter for a comma-separated list of integers, replacing
+// the default on first use.
+func intList(dst *[]int) func(string) error {
+	set := false
+	return func(s string) error {
+		if !set {
+			*dst, set = nil, true
+		}
+		for _, part := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(part))
+			if err != nil {
+				return fmt.Errorf("%q is not a list of integers", s)
+			}
+			*dst = append(*dst, n)
+		}
+		return nil
+	}
+}
+
+// buildInfo names this build for the table footer: the VCS revision when the binary
+// was built with one, and the Go version.
+func buildInfo() string {
+	rev := "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 8 {
+				rev = s.Value[:8]
+			}
+		}
+	}
+	return fmt.Sprintf("infer %s (%s)", rev, runtime.Version())
 }

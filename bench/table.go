@@ -1,0 +1,229 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Row is one line of a results table: a test on a model with one configuration.
+type Row struct {
+	Model       Model
+	Backend     string // "CPU", "CUDA"
+	Threads     int
+	NGL         int    // layers offloaded to GPUs
+	SplitMode   string // -sm
+	TensorSplit string // -ts, as given
+	Batch       int    // tokens per forward pass
+	Result      Result
+	Time        time.Time // when the test ran
+}
+
+// Columns selects the optional columns, as llama-bench shows a parameter's column
+// when it is not at its default.
+type Columns struct {
+	NGL         bool // GPU backends show ngl
+	Threads     bool // CPU backends show threads
+	SplitMode   bool
+	TensorSplit bool
+}
+
+// Printer writes rows as they are measured.
+type Printer interface {
+	Header() error
+	Row(r Row) error
+	Footer() error
+}
+
+// NewMarkdown returns a printer of llama-bench's markdown table with the given
+// columns; build is printed in the footer line "build: ...".
+func NewMarkdown(w io.Writer, c Columns, build string) Printer {
+	fields := []string{"model", "size", "params", "backend"}
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{c.NGL, "ngl"}, {c.Threads, "threads"}, {c.SplitMode, "sm"}, {c.TensorSplit, "ts"}} {
+		if f.on {
+			fields = append(fields, f.name)
+		}
+	}
+	return &markdown{w: w, fields: append(fields, "test", "t/s"), build: build}
+}
+
+type markdown struct {
+	w      io.Writer
+	fields []string
+	build  string
+}
+
+// width is llama-bench's column width; negative means left-aligned.
+func width(field string) int {
+	switch field {
+	case "model":
+		return -30
+	case "t/s":
+		return 20
+	case "size", "params":
+		return 10
+	case "backend":
+		return -10
+	case "ngl":
+		return 3
+	case "threads":
+		return 7
+	case "sm":
+		return 6
+	case "ts":
+		return -12
+	case "test":
+		return 15
+	}
+	return -max(len(field), 10)
+}
+
+func (m *markdown) Header() error {
+	var h, sep strings.Builder
+	h.WriteString("|")
+	sep.WriteString("|")
+	for _, f := range m.fields {
+		w := width(f)
+		fmt.Fprintf(&h, " %*s |", w, f)
+		end := "-"
+		if w > 0 {
+			end = ":"
+		}
+		fmt.Fprintf(&sep, " %s%s |", strings.Repeat("-", abs(w)-1), end)
+	}
+	_, err := fmt.Fprintf(m.w, "%s\n%s\n", h.String(), sep.String())
+	return err
+}
+
+func (m *markdown) Row(r Row) error {
+	var b strings.Builder
+	b.WriteString("|")
+	for _, f := range m.fields {
+		// Go pads by runes, so "±" needs none of llama-bench's extra byte of width.
+		fmt.Fprintf(&b, " %*s |", width(f), r.value(f))
+	}
+	_, err := fmt.Fprintln(m.w, b.String())
+	return err
+}
+
+func (m *markdown) Footer() error {
+	_, err := fmt.Fprintf(m.w, "\nbuild: %s\n", m.build)
+	return err
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// value is the text of one markdown cell.
+func (r Row) value(field string) string {
+	switch field {
+	case "model":
+		return r.Model.Desc
+	case "size":
+		return FormatSize(r.Model.Size)
+	case "params":
+		return FormatParams(r.Model.Params)
+	case "backend":
+		return r.Backend
+	case "ngl":
+		return strconv.Itoa(r.NGL)
+	case "threads":
+		return strconv.Itoa(r.Threads)
+	case "sm":
+		return r.SplitMode
+	case "ts":
+		return r.TensorSplit
+	case "test":
+		return r.Result.Test.Name()
+	case "t/s":
+		return fmt.Sprintf("%.2f ± %.2f", r.Result.Mean(), r.Result.Stddev())
+	}
+	return "?"
+}
+
+// FormatSize is llama-bench's size column: MiB below 1 GiB, else GiB.
+func FormatSize(n int64) string {
+	if n < 1<<30 {
+		return fmt.Sprintf("%.2f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+}
+
+// FormatParams is llama-bench's params column: millions below 1e9, else billions.
+func FormatParams(n int64) string {
+	if n < 1e9 {
+		return fmt.Sprintf("%.2f M", float64(n)/1e6)
+	}
+	return fmt.Sprintf("%.2f B", float64(n)/1e9)
+}
+
+// NewJSON returns a printer of a JSON array with one object per row, using
+// llama-bench's field names for the fields both have.
+func NewJSON(w io.Writer, build string) Printer { return &jsonPrinter{w: w, build: build} }
+
+type jsonPrinter struct {
+	w     io.Writer
+	build string
+	n     int
+}
+
+// jsonRow is one test in llama-bench's JSON field names.
+type jsonRow struct {
+	BuildCommit string    `json:"build_commit"`
+	Backends    string    `json:"backends"`
+	Filename    string    `json:"model_filename"`
+	Type        string    `json:"model_type"`
+	Size        int64     `json:"model_size"`
+	Params      int64     `json:"model_n_params"`
+	Batch       int       `json:"n_ubatch"`
+	Threads     int       `json:"n_threads"`
+	NGL         int       `json:"n_gpu_layers"`
+	SplitMode   string    `json:"split_mode"`
+	TensorSplit string    `json:"tensor_split"`
+	Prompt      int       `json:"n_prompt"`
+	Gen         int       `json:"n_gen"`
+	TestTime    string    `json:"test_time"`
+	AvgNS       int64     `json:"avg_ns"`
+	StddevNS    int64     `json:"stddev_ns"`
+	AvgTS       float64   `json:"avg_ts"`
+	StddevTS    float64   `json:"stddev_ts"`
+	SamplesNS   []int64   `json:"samples_ns"`
+	SamplesTS   []float64 `json:"samples_ts"`
+}
+
+func (j *jsonPrinter) Header() error {
+	_, err := io.WriteString(j.w, "[\n")
+	return err
+}
+
+func (j *jsonPrinter) Row(r Row) error {
+	b, err := json.MarshalIndent(jsonRow{
+		BuildCommit: j.build, Backends: r.Backend, Filename: r.Model.Filename, Type: r.Model.Desc,
+		Size: r.Model.Size, Params: r.Model.Params, Batch: r.Batch, Threads: r.Threads, NGL: r.NGL,
+		SplitMode: r.SplitMode, TensorSplit: r.TensorSplit,
+		Prompt: r.Result.Test.Prompt, Gen: r.Result.Test.Gen, TestTime: r.Time.UTC().Format(time.RFC3339),
+		AvgNS: int64(r.Result.MeanNS()), StddevNS: int64(r.Result.StddevNS()),
+		AvgTS: r.Result.Mean(), StddevTS: r.Result.Stddev(),
+		SamplesNS: r.Result.SamplesNS, SamplesTS: r.Result.TokensPerSecond(),
+	}, "  ", "  ")
+	if err != nil {
+		return fmt.Errorf("bench: json: %w", err)
+	}
+	sep := "  "
+	if j.n > 0 {
+		sep = ",\n  "
+	}
+	j.n++
+	_, err = fmt.Fprintf(j.w, "%s%s", sep, b)
+	return err
+}
+
+func (j *jsonPrinter) Footer() error {
+	_, err := io.WriteString(j.w, "\n]\n")
+	return err
+}
