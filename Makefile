@@ -34,7 +34,7 @@ bench: build
 kernels: $(KERNELS:.cu=.ptx)
 
 backend/cuda/kernels/%.ptx: backend/cuda/kernels/%.cu $(wildcard backend/cuda/kernels/*.cuh)
-	$(NVCC) -arch=$(CUDA_ARCH) -O3 --use_fast_math=false -ptx -o $@ $<
+	$(NVCC) -arch=$(CUDA_ARCH) -O3 -ptx -o $@ $<
 
 check-kernels:
 	@for f in $(KERNELS); do $(NVCC) -arch=$(CUDA_ARCH) -O3 -ptx -o /tmp/check.ptx $$f && cmp -s /tmp/check.ptx $${f%.cu}.ptx || { echo "$$f: committed PTX is stale; run make kernels"; exit 1; }; done

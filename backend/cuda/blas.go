@@ -1,0 +1,109 @@
+package cuda
+
+/*
+#include <stdlib.h>
+#include "driver.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// cublasLoad loads libcublas once per process; a missing library only disables the
+// GEMM path.
+var cublasLoad = sync.OnceValue(func() bool {
+	var missing *C.char
+	return C.cublas_load(&missing) == 0
+})
+
+// cuBLAS and CUDA data-type constants (cublas_api.h, library_types.h).
+const (
+	blasOpN      = 0
+	blasOpT      = 1
+	cudaR32F     = 0
+	cudaR16F     = 2
+	blasCompute  = 68 // CUBLAS_COMPUTE_32F
+	scalarsBytes = 8
+)
+
+// blas is a cuBLAS handle bound to the device stream, with its scalars in C memory and a
+// grow-only scratch allocation for F16 operands.
+type blas struct {
+	h       C.cublasHandle_t
+	scalars unsafe.Pointer // float alpha = 1, beta = 0
+	scratch allocation     // (out·in + n·in) halves at most, grown on demand
+}
+
+// newBLAS returns a handle on stream, or nil when cuBLAS is unavailable; it runs under do.
+func newBLAS(stream C.CUstream) *blas {
+	if !cublasLoad() {
+		return nil
+	}
+	b := &blas{}
+	if C.cublas_create(&b.h) != 0 {
+		return nil
+	}
+	if C.cublas_set_stream(b.h, stream) != 0 {
+		C.cublas_destroy(b.h)
+		return nil
+	}
+	b.scalars = C.malloc(scalarsBytes)
+	s := unsafe.Slice((*float32)(b.scalars), 2)
+	s[0], s[1] = 1, 0
+	return b
+}
+
+func (b *blas) close() error {
+	if b == nil {
+		return nil
+	}
+	var err error
+	if b.scratch.ptr != 0 {
+		err = b.scratch.release()
+	}
+	if st := C.cublas_destroy(b.h); st != 0 && err == nil {
+		err = fmt.Errorf("cublasDestroy: status %d", int(st))
+	}
+	C.free(b.scalars)
+	return err
+}
+
+// reserve makes scratch at least n bytes; growing synchronises the stream first, since
+// queued GEMMs may still read the old scratch.
+func (b *blas) reserve(n int, stream C.CUstream) (C.CUdeviceptr, error) {
+	if n <= b.scratch.size {
+		return b.scratch.ptr, nil
+	}
+	if b.scratch.ptr != 0 {
+		if err := check("cuStreamSynchronize", C.cu_stream_synchronize(stream)); err != nil {
+			return 0, err
+		}
+		if err := b.scratch.release(); err != nil {
+			return 0, err
+		}
+		b.scratch = allocation{}
+	}
+	n = (n + 1<<20 - 1) &^ (1<<20 - 1)
+	if err := check("cuMemAlloc_v2", C.cu_mem_alloc(&b.scratch.ptr, C.size_t(n))); err != nil {
+		return 0, err
+	}
+	b.scratch.size = n
+	return b.scratch.ptr, nil
+}
+
+// gemm sets dst (n, out) F32 = x (n, in) · wᵀ, w (out, in), both of type typ (cudaR32F or
+// cudaR16F), accumulating in F32. Row-major (n, out) is column-major (out, n), so this is
+// C = op_T(W) · X in cuBLAS's terms.
+func (b *blas) gemm(dst, w, x C.CUdeviceptr, typ, out, in, n int) error {
+	alpha := (*C.float)(b.scalars)
+	beta := (*C.float)(unsafe.Add(b.scalars, 4))
+	st := C.cublas_gemm_ex(b.h, blasOpT, blasOpN, C.int(out), C.int(n), C.int(in), alpha,
+		w, C.int(typ), C.int(in), x, C.int(typ), C.int(in), beta, dst, cudaR32F, C.int(out), blasCompute)
+	if st != 0 {
+		return fmt.Errorf("cublasGemmEx (%d×%d·%d): status %d", out, in, n, int(st))
+	}
+	return nil
+}

@@ -1,0 +1,35 @@
+// elementwise.cu: SwiGLU, Add and type-converting copies over n contiguous elements.
+// Every kernel is a grid-stride loop; launch with any grid.
+#include "common.cuh"
+
+#define FOR_EACH_INDEX(i, n) \
+	for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
+
+// swiglu_f32: dst = silu(gate) ⊙ up, silu(g) = g/(1+exp(-g)).
+extern "C" __global__ void swiglu_f32(float *dst, const float *gate, const float *up, i64 n) {
+	FOR_EACH_INDEX(i, n) {
+		const float g = gate[i];
+		dst[i] = g / (1.0f + expf(-g)) * up[i];
+	}
+}
+
+// add_f32: dst += x.
+extern "C" __global__ void add_f32(float *dst, const float *x, i64 n) {
+	FOR_EACH_INDEX(i, n) dst[i] += x[i];
+}
+
+extern "C" __global__ void copy_f32_f32(float *dst, const float *src, i64 n) {
+	FOR_EACH_INDEX(i, n) dst[i] = src[i];
+}
+
+extern "C" __global__ void copy_f32_f16(__half *dst, const float *src, i64 n) {
+	FOR_EACH_INDEX(i, n) dst[i] = __float2half_rn(src[i]);
+}
+
+extern "C" __global__ void copy_f16_f32(float *dst, const __half *src, i64 n) {
+	FOR_EACH_INDEX(i, n) dst[i] = __half2float(src[i]);
+}
+
+extern "C" __global__ void copy_f16_f16(__half *dst, const __half *src, i64 n) {
+	FOR_EACH_INDEX(i, n) dst[i] = src[i];
+}

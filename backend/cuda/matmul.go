@@ -1,0 +1,154 @@
+package cuda
+
+/*
+#include "driver.h"
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/infergo/infer/backend"
+	"github.com/infergo/infer/tensor"
+)
+
+// gemmMinRows is the batch from which MatMul uses cuBLAS (when loaded) instead of the
+// mat-vec kernels, which re-read the weights once per 8 rows.
+const gemmMinRows = 16
+
+// mvWarps is MV_WARPS of matvec.cu: the warps of a block share its rows' chunks.
+const mvWarps = 4
+
+// MatMul sets dst (n, out) = x (n, in) · wᵀ, w (out, in) of any weight type.
+//
+// Small batches (decode) run the mat-vec kernels: quantized weights against activations
+// quantized to int8 blocks of 32 (Q8_0's rounding, as llama.cpp does) with dp4a, float
+// weights against the F32 activations; each weight byte is read once. Larger batches
+// (prefill) dequantize w to F16 and x to F16 and call cuBLAS GemmEx with F32
+// accumulation, as llama.cpp's cuBLAS path does; F32 weights stay F32 throughout.
+func (d *Device) MatMul(dst, w, x backend.Buffer) {
+	o, wb, xb := d.buffer(dst, "MatMul dst"), d.buffer(w, "MatMul w"), d.buffer(x, "MatMul x")
+	need(o.dt == tensor.F32 && xb.dt == tensor.F32, "MatMul: dst %v, x %v (want F32)", o.dt, xb.dt)
+	need(wb.cols == xb.cols && o.rows == xb.rows && o.cols == wb.rows, "MatMul: dst (%d, %d) = x (%d, %d) · w (%d, %d)ᵀ", o.rows, o.cols, xb.rows, xb.cols, wb.rows, wb.cols)
+	need(isWeightType(wb.dt), "MatMul: no kernels for %v weights", wb.dt)
+	if o.rows >= gemmMinRows && d.blas != nil {
+		d.enqueue("MatMul", func() error { return d.gemm(o, wb, xb) })
+		return
+	}
+	d.matVec(o, wb, xb)
+}
+
+// matVec launches mv_<type>_<nc> with nc the smallest width covering the batch (8 for
+// larger ones, one launch with ceil(n/8) column chunks). Quantized weights first need x
+// quantized to int8 blocks (quantize_q8), which consecutive MatMuls of one x share.
+func (d *Device) matVec(o, w, x *Buffer) {
+	n := x.rows
+	nc := matVecWidths[len(matVecWidths)-1]
+	for _, c := range matVecWidths {
+		if n <= c {
+			nc = c
+			break
+		}
+	}
+	entry := fmt.Sprintf("mv_%s_%d", typeName(w.dt), nc)
+	grid, block := dim3{ceilDiv(w.rows, mvRows(w.dt, nc)), ceilDiv(n, nc), 1}, dim3{mvWarps * 32, 1, 1}
+	if !quantized(w.dt) {
+		d.run(entry, grid, block, new(args).ptr(o.ptr).ptr(w.ptr).ptr(x.ptr).i32(w.rows).i32(w.cols).i32(n))
+		return
+	}
+	d.enqueue(entry, func() error {
+		xq, xd, err := d.quantizeQ8(x)
+		if err != nil {
+			return err
+		}
+		return d.launch(entry, grid, block, new(args).ptr(o.ptr).ptr(w.ptr).ptr(xq).ptr(xd).i32(w.rows).i32(w.cols).i32(n))
+	})
+}
+
+// q8Cache remembers which activations the q8 scratch holds: x's address and shape, as
+// quantized by the last kernel launched. Any other launch, upload, free or capture
+// boundary forgets it.
+type q8Cache struct {
+	ptr        uint64
+	rows, cols int
+	valid      bool
+}
+
+// quantizeQ8 returns the addresses of x quantized to int8 blocks of 32 (xq) and their
+// scales (xd), quantizing it unless the scratch already holds it; it runs under do.
+func (d *Device) quantizeQ8(x *Buffer) (xq, xd uint64, err error) {
+	n, cols := x.rows, x.cols
+	scaleOff := (n*cols + 255) &^ 255
+	base, err := d.scratch(&d.q8Buf, scaleOff+n*cols/32*4)
+	if err != nil {
+		return 0, 0, err
+	}
+	xq, xd = uint64(base), uint64(base)+uint64(scaleOff)
+	if k := d.q8; k.valid && k.ptr == x.ptr && k.rows == n && k.cols == cols {
+		return xq, xd, nil
+	}
+	blocks := n * cols / 32
+	a := new(args).ptr(xq).ptr(xd).ptr(x.ptr).u64(uint64(blocks))
+	if err := d.launch("quantize_q8", dim3{min(ceilDiv(blocks, threads/32), maxGrid), 1, 1}, dim3{threads, 1, 1}, a); err != nil {
+		return 0, 0, err
+	}
+	d.q8 = q8Cache{ptr: x.ptr, rows: n, cols: cols, valid: true}
+	return xq, xd, nil
+}
+
+// mvRows is the number of weight rows one block of mv_<dt>_<nc> takes (MV_ROWS_* of
+// matvec.cu): the quantized kernels share each activation load among several rows.
+func mvRows(dt tensor.DType, nc int) int {
+	if dt == tensor.F32 || dt == tensor.F16 || dt == tensor.BF16 {
+		return 1
+	}
+	switch nc {
+	case 1:
+		return 4
+	case 2:
+		return 2
+	}
+	return 1
+}
+
+// gemm is MatMul through cuBLAS; it runs under do.
+func (d *Device) gemm(o, w, x *Buffer) error {
+	d.q8.valid = false // cuBLAS writes o outside launch
+	out, in, n := w.rows, w.cols, x.rows
+	if w.dt == tensor.F32 {
+		return d.blas.gemm(C.CUdeviceptr(o.ptr), C.CUdeviceptr(w.ptr), C.CUdeviceptr(x.ptr), cudaR32F, out, in, n)
+	}
+	wHalf := 0 // bytes of dequantized weights in scratch; 0 when w is F16 already
+	if w.dt != tensor.F16 {
+		wHalf = out * in * 2
+	}
+	scratch, err := d.blas.reserve(wHalf+n*in*2, d.stream)
+	if err != nil {
+		return err
+	}
+	wp, xp := C.CUdeviceptr(w.ptr), scratch+C.CUdeviceptr(wHalf)
+	if wHalf > 0 {
+		wp = scratch
+		a := new(args).ptr(uint64(wp)).ptr(w.ptr).i32(in)
+		if err := d.launch("dequant_f16_"+typeName(w.dt), dim3{out, ceilDiv(in, threads), 1}, dim3{threads, 1, 1}, a); err != nil {
+			return err
+		}
+	}
+	a := new(args).ptr(uint64(xp)).ptr(x.ptr).u64(uint64(n * in))
+	if err := d.launch("copy_f32_f16", dim3{min(ceilDiv(n*in, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a); err != nil {
+		return err
+	}
+	return d.blas.gemm(C.CUdeviceptr(o.ptr), wp, xp, cudaR16F, out, in, n)
+}
+
+// quantized reports whether dt is a block format (its mat-vec kernels take int8 activations).
+func quantized(dt tensor.DType) bool { return dt.BlockSize() > 1 }
+
+func isWeightType(dt tensor.DType) bool {
+	for _, t := range weightTypes {
+		if t == dt {
+			return true
+		}
+	}
+	return false
+}

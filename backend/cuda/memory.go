@@ -1,0 +1,241 @@
+package cuda
+
+/*
+#include "driver.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/infergo/infer/backend"
+	"github.com/infergo/infer/tensor"
+)
+
+// allocation is one block of device memory: a plain cuMemAlloc, or a VMM mapping.
+type allocation struct {
+	ptr    C.CUdeviceptr
+	size   int
+	handle C.CUmemGenericAllocationHandle // VMM only
+	mapped bool
+}
+
+// release frees the allocation; it runs under do.
+func (a *allocation) release() error {
+	if !a.mapped {
+		return check("cuMemFree_v2", C.cu_mem_free(a.ptr))
+	}
+	return a.unmap()
+}
+
+// Alloc returns a zeroed (rows, cols) buffer of dt in a plain device allocation (weights,
+// KV cache). The zeroing is queued on the device stream.
+func (d *Device) Alloc(dt tensor.DType, rows, cols int) (backend.Buffer, error) {
+	return d.alloc(dt, rows, cols, false)
+}
+
+// AllocMapped is Alloc through the VMM allocator (cuMemCreate + cuMemMap), for
+// activations and the hidden state handed between stages: its size is rounded up to the
+// allocation granularity, and Grant can open it to a peer device.
+func (d *Device) AllocMapped(dt tensor.DType, rows, cols int) (*Buffer, error) {
+	b, err := d.alloc(dt, rows, cols, true)
+	if err != nil {
+		return nil, err
+	}
+	return b.(*Buffer), nil
+}
+
+func (d *Device) alloc(dt tensor.DType, rows, cols int, mapped bool) (backend.Buffer, error) {
+	if !dt.Known() || rows < 0 || cols < 0 || cols%dt.BlockSize() != 0 {
+		return nil, fmt.Errorf("cuda: alloc %v (%d, %d) on %s: bad shape", dt, rows, cols, d.name)
+	}
+	size := max(rows*dt.RowBytes(cols), 256)
+	b := &Buffer{dev: d, dt: dt, rows: rows, cols: cols}
+	err := d.do(func() error {
+		a := &allocation{size: size}
+		var err error
+		if mapped {
+			err = d.vmm.mapNew(a)
+		} else {
+			err = check("cuMemAlloc_v2", C.cu_mem_alloc(&a.ptr, C.size_t(size)))
+		}
+		if err != nil {
+			return err
+		}
+		if err := check("cuMemsetD8Async", C.cu_memset_d8_async(a.ptr, 0, C.size_t(size), d.stream)); err != nil {
+			a.release()
+			return err
+		}
+		d.allocs[a] = struct{}{}
+		b.alloc, b.ptr = a, uint64(a.ptr)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda: alloc %v (%d, %d) = %d bytes on %s: %w", dt, rows, cols, size, d.name, err)
+	}
+	return b, nil
+}
+
+// Free releases a buffer returned by Alloc or AllocMapped, after the queued work that may
+// use it; views need no Free.
+func (d *Device) Free(buf backend.Buffer) {
+	b := d.buffer(buf, "Free's argument")
+	d.enqueue("free", func() error {
+		if _, ok := d.allocs[b.alloc]; !ok {
+			return nil // freed already, or freed by Close
+		}
+		delete(d.allocs, b.alloc)
+		d.q8.valid = false
+		if err := check("cuStreamSynchronize", C.cu_stream_synchronize(d.stream)); err != nil {
+			return err
+		}
+		return b.alloc.release()
+	})
+}
+
+// MemInfo returns the device's free and total memory in bytes.
+func (d *Device) MemInfo() (free, total uint64, err error) {
+	err = d.do(func() error {
+		var f, t C.size_t
+		if err := check("cuMemGetInfo_v2", C.cu_mem_get_info(&f, &t)); err != nil {
+			return err
+		}
+		free, total = uint64(f), uint64(t)
+		return nil
+	})
+	return free, total, err
+}
+
+// Upload copies src, the raw bytes of all of dst's rows, into dst through pinned staging
+// memory. It returns once src has been copied out; the device copy may still be queued.
+func (d *Device) Upload(dst backend.Buffer, src []byte) error {
+	b := d.buffer(dst, "Upload's destination")
+	if len(src) != b.Bytes() {
+		return fmt.Errorf("cuda: upload to %v (%d, %d): %d bytes given, %d needed", b.dt, b.rows, b.cols, len(src), b.Bytes())
+	}
+	err := d.do(func() error {
+		d.q8.valid = false
+		for off := 0; off < len(src); {
+			n, err := d.staging.put(src[off:], C.CUdeviceptr(b.ptr+uint64(off)), d.stream)
+			if err != nil {
+				return err
+			}
+			off += n
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cuda: upload %d bytes to %s: %w", len(src), d.name, err)
+	}
+	return nil
+}
+
+// Download waits for queued work and copies src's raw bytes into dst. It returns the
+// device's first failure, if any, since the data would be meaningless.
+func (d *Device) Download(dst []byte, src backend.Buffer) error {
+	b := d.buffer(src, "Download's source")
+	if len(dst) != b.Bytes() {
+		return fmt.Errorf("cuda: download from %v (%d, %d): %d bytes given, %d needed", b.dt, b.rows, b.cols, len(dst), b.Bytes())
+	}
+	err := d.do(func() error {
+		if d.err != nil {
+			return d.err
+		}
+		for off := 0; off < len(dst); {
+			n, err := d.staging.get(dst[off:], C.CUdeviceptr(b.ptr+uint64(off)), d.stream)
+			if err != nil {
+				d.fail(err)
+				return err
+			}
+			off += n
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cuda: download %d bytes from %s: %w", len(dst), d.name, err)
+	}
+	return nil
+}
+
+// Staging memory: stagingSlots pinned slots of stagingSlotBytes each, so that
+// filling one slot overlaps the copy out of the other.
+const (
+	stagingSlots     = 2
+	stagingSlotBytes = 8 << 20
+)
+
+// staging is pinned host memory for transfers; slot i may be refilled once its event
+// (recorded after its last copy) has completed.
+type staging struct {
+	slots []stagingSlot
+	next  int
+}
+
+type stagingSlot struct {
+	mem  []byte // pinned, C-allocated: a Go view of C memory
+	done C.CUevent
+}
+
+func newStaging(slots, size int) (*staging, error) {
+	s := &staging{}
+	for range slots {
+		var p unsafe.Pointer
+		if err := check("cuMemAllocHost_v2", C.cu_mem_alloc_host(&p, C.size_t(size))); err != nil {
+			s.close()
+			return nil, err
+		}
+		var e C.CUevent
+		if err := check("cuEventCreate", C.cu_event_create(&e, 2 /* CU_EVENT_DISABLE_TIMING */)); err != nil {
+			C.cu_mem_free_host(p)
+			s.close()
+			return nil, err
+		}
+		s.slots = append(s.slots, stagingSlot{mem: unsafe.Slice((*byte)(p), size), done: e})
+	}
+	return s, nil
+}
+
+// put copies a prefix of src into the next free slot and queues its copy to dst;
+// it returns the number of bytes taken.
+func (s *staging) put(src []byte, dst C.CUdeviceptr, stream C.CUstream) (int, error) {
+	sl := &s.slots[s.next]
+	s.next = (s.next + 1) % len(s.slots)
+	if err := check("cuEventSynchronize", C.cu_event_synchronize(sl.done)); err != nil {
+		return 0, err
+	}
+	n := copy(sl.mem, src)
+	if err := check("cuMemcpyHtoDAsync_v2", C.cu_memcpy_htod_async(dst, unsafe.Pointer(&sl.mem[0]), C.size_t(n), stream)); err != nil {
+		return 0, err
+	}
+	return n, check("cuEventRecord", C.cu_event_record(sl.done, stream))
+}
+
+// get copies a prefix of the device bytes at src into dst through a slot, waiting for
+// the stream; it returns the number of bytes copied.
+func (s *staging) get(dst []byte, src C.CUdeviceptr, stream C.CUstream) (int, error) {
+	sl := &s.slots[0]
+	n := min(len(dst), len(sl.mem))
+	if err := check("cuMemcpyDtoHAsync_v2", C.cu_memcpy_dtoh_async(unsafe.Pointer(&sl.mem[0]), src, C.size_t(n), stream)); err != nil {
+		return 0, err
+	}
+	if err := check("cuStreamSynchronize", C.cu_stream_synchronize(stream)); err != nil {
+		return 0, err
+	}
+	return copy(dst, sl.mem[:n]), nil
+}
+
+func (s *staging) close() error {
+	if s == nil {
+		return nil
+	}
+	var first error
+	for _, sl := range s.slots {
+		if err := check("cuMemFreeHost", C.cu_mem_free_host(unsafe.Pointer(&sl.mem[0]))); err != nil && first == nil {
+			first = err
+		}
+		C.cu_event_destroy(sl.done)
+	}
+	s.slots = nil
+	return first
+}

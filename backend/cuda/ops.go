@@ -1,0 +1,106 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/infergo/infer/backend"
+	"github.com/infergo/infer/tensor"
+)
+
+// threads is the block size of the row and element-wise kernels.
+const threads = 256
+
+// maxGrid caps the grid of the grid-stride element-wise kernels.
+const maxGrid = 1 << 16
+
+// need panics with a "cuda:" message when a kernel method is misused (shapes, types):
+// programmer error, per the backend contract.
+func need(ok bool, format string, a ...any) {
+	if !ok {
+		panic("cuda: " + fmt.Sprintf(format, a...))
+	}
+}
+
+// Embed sets row i of dst (n, dim) to row tokens[i] of table (vocab, dim), dequantized.
+func (d *Device) Embed(dst, table, tokens backend.Buffer) {
+	o, t, ids := d.buffer(dst, "Embed dst"), d.buffer(table, "Embed table"), d.buffer(tokens, "Embed tokens")
+	need(o.dt == tensor.F32 && o.cols == t.cols, "Embed: dst %v (%d, %d), table %v (%d, %d)", o.dt, o.rows, o.cols, t.dt, t.rows, t.cols)
+	need(ids.dt == tensor.I32 && ids.rows == o.rows, "Embed: tokens %v (%d, %d) for %d rows", ids.dt, ids.rows, ids.cols, o.rows)
+	a := new(args).ptr(o.ptr).ptr(t.ptr).ptr(ids.ptr).i32(o.cols)
+	d.run("embed_"+typeName(t.dt), dim3{o.rows, ceilDiv(o.cols, threads), 1}, dim3{threads, 1, 1}, a)
+}
+
+// RMSNorm sets each row of dst to x/rms(x) ⊙ weight; weight is one F32 row.
+func (d *Device) RMSNorm(dst, x, weight backend.Buffer, eps float32) {
+	o, v, w := d.buffer(dst, "RMSNorm dst"), d.buffer(x, "RMSNorm x"), d.buffer(weight, "RMSNorm weight")
+	need(o.dt == tensor.F32 && v.dt == tensor.F32 && w.dt == tensor.F32, "RMSNorm: types %v %v %v", o.dt, v.dt, w.dt)
+	need(o.rows == v.rows && o.cols == v.cols && w.cols == v.cols, "RMSNorm: shapes (%d, %d) (%d, %d) (%d, %d)", o.rows, o.cols, v.rows, v.cols, w.rows, w.cols)
+	a := new(args).ptr(o.ptr).ptr(v.ptr).ptr(w.ptr).i32(v.cols).f32(eps)
+	d.run("rms_norm_f32", dim3{v.rows, 1, 1}, dim3{threads, 1, 1}, a)
+}
+
+// RoPE rotates x (n, heads·headDim) in place; row i is at position positions[i].
+func (d *Device) RoPE(x, positions backend.Buffer, r backend.Rope) {
+	v, p := d.buffer(x, "RoPE x"), d.buffer(positions, "RoPE positions")
+	need(v.dt == tensor.F32 && p.dt == tensor.I32 && p.rows == v.rows, "RoPE: x %v (%d rows), positions %v (%d rows)", v.dt, v.rows, p.dt, p.rows)
+	need(r.HeadDim > 0 && v.cols%r.HeadDim == 0 && r.Dims > 0 && r.Dims <= r.HeadDim && r.Dims%2 == 0, "RoPE: cols %d, head dim %d, dims %d", v.cols, r.HeadDim, r.Dims)
+	var factors uint64
+	if r.Factors != nil {
+		f := d.buffer(r.Factors, "RoPE factors")
+		need(f.dt == tensor.F32 && f.cols*f.rows >= r.Dims/2, "RoPE: factors %v (%d, %d)", f.dt, f.rows, f.cols)
+		factors = f.ptr
+	}
+	scale := r.Scale
+	if scale == 0 {
+		scale = 1
+	}
+	neox := 0
+	if r.NeoX {
+		neox = 1
+	}
+	pairs := v.cols / r.HeadDim * r.Dims / 2
+	a := new(args).ptr(v.ptr).ptr(p.ptr).ptr(factors).i32(v.cols).i32(r.HeadDim).i32(r.Dims).f32(r.Base).f32(scale).i32(neox)
+	d.run("rope_f32", dim3{v.rows, ceilDiv(pairs, threads), 1}, dim3{threads, 1, 1}, a)
+}
+
+// SetRows stores row i of src (n, cols) F32 into row rows[i] of dst (F32 or F16).
+func (d *Device) SetRows(dst, src, rows backend.Buffer) {
+	o, s, r := d.buffer(dst, "SetRows dst"), d.buffer(src, "SetRows src"), d.buffer(rows, "SetRows rows")
+	need(s.dt == tensor.F32 && (o.dt == tensor.F32 || o.dt == tensor.F16) && o.cols == s.cols, "SetRows: dst %v (%d, %d), src %v (%d, %d)", o.dt, o.rows, o.cols, s.dt, s.rows, s.cols)
+	need(r.dt == tensor.I32 && r.rows == s.rows, "SetRows: rows %v (%d, %d) for %d rows", r.dt, r.rows, r.cols, s.rows)
+	a := new(args).ptr(o.ptr).ptr(s.ptr).ptr(r.ptr).i32(s.cols)
+	d.run("set_rows_"+typeName(o.dt), dim3{s.rows, ceilDiv(s.cols, threads), 1}, dim3{threads, 1, 1}, a)
+}
+
+// SwiGLU sets dst = silu(gate) ⊙ up, element-wise.
+func (d *Device) SwiGLU(dst, gate, up backend.Buffer) {
+	o, g, u := d.buffer(dst, "SwiGLU dst"), d.buffer(gate, "SwiGLU gate"), d.buffer(up, "SwiGLU up")
+	need(sameF32(o, g) && sameF32(o, u), "SwiGLU: shapes or types differ")
+	d.elementwise("swiglu_f32", new(args).ptr(o.ptr).ptr(g.ptr).ptr(u.ptr), o.rows*o.cols)
+}
+
+// Add sets dst += x, element-wise.
+func (d *Device) Add(dst, x backend.Buffer) {
+	o, v := d.buffer(dst, "Add dst"), d.buffer(x, "Add x")
+	need(sameF32(o, v), "Add: shapes or types differ")
+	d.elementwise("add_f32", new(args).ptr(o.ptr).ptr(v.ptr), o.rows*o.cols)
+}
+
+// Copy copies src into dst of the same shape, converting between F32 and F16.
+func (d *Device) Copy(dst, src backend.Buffer) {
+	o, s := d.buffer(dst, "Copy dst"), d.buffer(src, "Copy src")
+	float := func(t tensor.DType) bool { return t == tensor.F32 || t == tensor.F16 }
+	need(float(o.dt) && float(s.dt) && o.rows == s.rows && o.cols == s.cols, "Copy: dst %v (%d, %d), src %v (%d, %d)", o.dt, o.rows, o.cols, s.dt, s.rows, s.cols)
+	d.elementwise("copy_"+typeName(s.dt)+"_"+typeName(o.dt), new(args).ptr(o.ptr).ptr(s.ptr), o.rows*o.cols)
+}
+
+// elementwise launches a grid-stride kernel over n elements; a's last parameter, n, is
+// appended here.
+func (d *Device) elementwise(entry string, a *args, n int) {
+	a.u64(uint64(n))
+	d.run(entry, dim3{min(ceilDiv(n, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a)
+}
+
+func sameF32(a, b *Buffer) bool {
+	return a.dt == tensor.F32 && b.dt == tensor.F32 && a.rows == b.rows && a.cols == b.cols
+}
