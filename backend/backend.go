@@ -106,3 +106,12 @@ type Transferer interface {
 	// when the device has no direct path from src's device.
 	TransferFrom(dst, src Buffer) (ok bool, err error)
 }
+
+// SharedAllocator is an optional Device upgrade for the hidden-state buffers at stage
+// boundaries: AllocShared returns a zeroed buffer like Alloc that peer, the neighbouring
+// stage's device, may also read and write directly where the two devices have a direct
+// path (on CUDA: a VMM allocation mapped for exactly the owner and peer). Without such a
+// path it is a plain buffer, and Transfer still works.
+type SharedAllocator interface {
+	AllocShared(dt tensor.DType, rows, cols int, peer Device) (Buffer, error)
+}

@@ -43,11 +43,11 @@ func quantizeBF16(dst []byte, src []float32) {
 	}
 }
 
-// dotF16 is ggml_vec_dot_f16: both rows are converted to float32 and the products summed
+// dotF16Go is ggml_vec_dot_f16: both rows are converted to float32 and the products summed
 // in float32 over 8 lanes, the lanes then added pairwise, the tail last. The explicit
 // float32 conversions keep the compiler from fusing multiply and add, so every
 // architecture gives the same bits.
-func dotF16(n int, w, x []byte) float32 {
+func dotF16Go(n int, w, x []byte) float32 {
 	a, b := uint16s(w, n), uint16s(x, n)
 	t := f16Table
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
@@ -70,8 +70,8 @@ func dotF16(n int, w, x []byte) float32 {
 	return sum
 }
 
-// dotBF16 is ggml_vec_dot_bf16 with the same 8-lane float32 summation as dotF16.
-func dotBF16(n int, w, x []byte) float32 {
+// dotBF16Go is ggml_vec_dot_bf16 with the same 8-lane float32 summation as dotF16Go.
+func dotBF16Go(n int, w, x []byte) float32 {
 	a, b := uint16s(w, n), uint16s(x, n)
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	i := 0

@@ -34,10 +34,10 @@ func quantizeF32(dst []byte, src []float32) {
 	}
 }
 
-// dotF32 accumulates in float32, in 8 lanes, the way the SIMD path of ggml_vec_dot_f32
+// dotF32Go accumulates in float32, in 8 lanes, the way the SIMD path of ggml_vec_dot_f32
 // sums; the lanes are then added pairwise and the tail last. The explicit float32
 // conversions keep the compiler from fusing multiply and add on any architecture.
-func dotF32(n int, w, x []byte) float32 {
+func dotF32Go(n int, w, x []byte) float32 {
 	a, b := Float32s(w)[:n], Float32s(x)[:n]
 	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	i := 0

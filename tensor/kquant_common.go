@@ -10,11 +10,12 @@ package tensor
 // FMA (it does with GOAMD64=v3), and an explicit conversion forbids that, as the C
 // code (compiled without FMA contraction in ggml-base) rounds every product.
 //
-// The dot products (dotQ2K ... dotQ6K) compute the same exact integer sums per
-// sub-block as ggml_vec_dot_q*_K_q8_K_generic and combine them per block with the
-// float32 scales in the same way, except that the generic code's eight int32 lanes are
-// added before the float conversion; results can differ from it (and from llama.cpp's
-// SIMD paths) in the last bits of the float32 accumulation only.
+// The dot products (dotQ2KGo ... dotQ6KGo, whose AVX2 kernels give the same bits)
+// compute the same exact integer sums per sub-block as ggml_vec_dot_q*_K_q8_K_generic
+// and combine them per block with the float32 scales in the same way, except that the
+// generic code's eight int32 lanes are added before the float conversion; results can
+// differ from it (and from llama.cpp's SIMD paths) in the last bits of the float32
+// accumulation only.
 
 import (
 	"encoding/binary"

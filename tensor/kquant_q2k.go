@@ -109,10 +109,10 @@ func packQ2(qs []byte, L *[QKK]uint8) {
 	}
 }
 
-// dotQ2K is ggml_vec_dot_q2_K_q8_K: per block, integer sums of q8·q per sub-block
+// dotQ2KGo is ggml_vec_dot_q2_K_q8_K: per block, integer sums of q8·q per sub-block
 // weighted by the 4-bit scales, and Σ bsums·mins; then
 // sumf += (d8·d)·isum − (d8·dmin)·summs.
-func dotQ2K(n int, w, x []byte) float32 {
+func dotQ2KGo(n int, w, x []byte) float32 {
 	var sumf float32
 	for i := 0; i < n/QKK; i++ {
 		b := (*[q2KBytes]byte)(w[i*q2KBytes:])

@@ -104,9 +104,9 @@ func quantizeBlockQ3K(y *[q3KBytes]byte, x *[QKK]float32) {
 	packQ2(y[q3KQs:q3KScales], &low)
 }
 
-// dotQ3K is ggml_vec_dot_q3_K_q8_K: per block, isum = Σ (sc−32)·Σ q8·q over the 16
+// dotQ3KGo is ggml_vec_dot_q3_K_q8_K: per block, isum = Σ (sc−32)·Σ q8·q over the 16
 // sub-blocks, then sumf += (d·d8)·isum.
-func dotQ3K(n int, w, x []byte) float32 {
+func dotQ3KGo(n int, w, x []byte) float32 {
 	var sumf float32
 	for i := 0; i < n/QKK; i++ {
 		b := (*[q3KBytes]byte)(w[i*q3KBytes:])

@@ -123,10 +123,10 @@ func unpackScaleMinK4(q []byte) (sc, m [8]int32) {
 	return sc, m
 }
 
-// dotQ4K is ggml_vec_dot_q4_K_q8_K: per block, isum = Σ sc·Σ q8·q over the 8
+// dotQ4KGo is ggml_vec_dot_q4_K_q8_K: per block, isum = Σ sc·Σ q8·q over the 8
 // sub-blocks and summs = Σ bsums·m; the scale part accumulates (d·d8)·isum and the
 // min part −(dmin·d8)·summs separately, added at the end.
-func dotQ4K(n int, w, x []byte) float32 {
+func dotQ4KGo(n int, w, x []byte) float32 {
 	var sumd, summ float32
 	for i := 0; i < n/QKK; i++ {
 		b := (*[q4KBytes]byte)(w[i*q4KBytes:])

@@ -62,8 +62,8 @@ func quantizeQ5K(dst []byte, src []float32) {
 	}
 }
 
-// dotQ5K is ggml_vec_dot_q5_K_q8_K, combined in float as dotQ4K.
-func dotQ5K(n int, w, x []byte) float32 {
+// dotQ5KGo is ggml_vec_dot_q5_K_q8_K, combined in float as dotQ4K.
+func dotQ5KGo(n int, w, x []byte) float32 {
 	var sumd, summ float32
 	for i := 0; i < n/QKK; i++ {
 		b := (*[q5KBytes]byte)(w[i*q5KBytes:])

@@ -94,9 +94,9 @@ func quantizeBlockQ6K(y *[q6KBytes]byte, x *[QKK]float32) {
 	}
 }
 
-// dotQ6K is ggml_vec_dot_q6_K_q8_K: per block, isum = Σ sc·Σ q8·q over the 16
+// dotQ6KGo is ggml_vec_dot_q6_K_q8_K: per block, isum = Σ sc·Σ q8·q over the 16
 // sub-blocks, then sumf += (d·d8)·isum.
-func dotQ6K(n int, w, x []byte) float32 {
+func dotQ6KGo(n int, w, x []byte) float32 {
 	var sumf float32
 	for i := 0; i < n/QKK; i++ {
 		b := (*[q6KBytes]byte)(w[i*q6KBytes:])

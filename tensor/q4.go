@@ -120,11 +120,13 @@ func quantizeQ4_1(dst []byte, src []float32) {
 	}
 }
 
-// dotQ4_0 is ggml_vec_dot_q4_0_q8_0: an exact integer sum per block, then
+// dotQ4_0Go is ggml_vec_dot_q4_0_q8_0: an exact integer sum per block, then
 // sumf += sumi*dw*dx in float32, left to right.
-func dotQ4_0(n int, w, x []byte) float32 {
-	var sumf float32
-	for ib := 0; ib < n/QK; ib++ {
+func dotQ4_0Go(n int, w, x []byte) float32 { return dotQ4_0From(0, 0, n, w, x) }
+
+// dotQ4_0From continues dotQ4_0Go's sum sumf from block ib on.
+func dotQ4_0From(sumf float32, ib, n int, w, x []byte) float32 {
+	for ; ib < n/QK; ib++ {
 		wb := (*[q4_0Bytes]byte)(w[ib*q4_0Bytes:])
 		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
 		sumi := dotU4((*[QK / 2]byte)(wb[2:]), (*[QK]byte)(xb[2:]), 8)
@@ -133,11 +135,13 @@ func dotQ4_0(n int, w, x []byte) float32 {
 	return sumf
 }
 
-// dotQ4_1 is ggml_vec_dot_q4_1_q8_1: sumf += (dw*dx)*sumi + mw*sx in float32, where
+// dotQ4_1Go is ggml_vec_dot_q4_1_q8_1: sumf += (dw*dx)*sumi + mw*sx in float32, where
 // sx = dx*sum(qx) comes from the activation block.
-func dotQ4_1(n int, w, x []byte) float32 {
-	var sumf float32
-	for ib := 0; ib < n/QK; ib++ {
+func dotQ4_1Go(n int, w, x []byte) float32 { return dotQ4_1From(0, 0, n, w, x) }
+
+// dotQ4_1From continues dotQ4_1Go's sum sumf from block ib on.
+func dotQ4_1From(sumf float32, ib, n int, w, x []byte) float32 {
+	for ; ib < n/QK; ib++ {
 		wb := (*[q4_1Bytes]byte)(w[ib*q4_1Bytes:])
 		xb := (*[q8_1Bytes]byte)(x[ib*q8_1Bytes:])
 		sumi := dotU4((*[QK / 2]byte)(wb[4:]), (*[QK]byte)(xb[4:]), 0)

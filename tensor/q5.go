@@ -94,10 +94,12 @@ func quantizeQ5_1(dst []byte, src []float32) {
 	}
 }
 
-// dotQ5_0 is ggml_vec_dot_q5_0_q8_0: sumf += (dw*dx)*sumi in float32.
-func dotQ5_0(n int, w, x []byte) float32 {
-	var sumf float32
-	for ib := 0; ib < n/QK; ib++ {
+// dotQ5_0Go is ggml_vec_dot_q5_0_q8_0: sumf += (dw*dx)*sumi in float32.
+func dotQ5_0Go(n int, w, x []byte) float32 { return dotQ5_0From(0, 0, n, w, x) }
+
+// dotQ5_0From continues dotQ5_0Go's sum sumf from block ib on.
+func dotQ5_0From(sumf float32, ib, n int, w, x []byte) float32 {
+	for ; ib < n/QK; ib++ {
 		wb := (*[q5_0Bytes]byte)(w[ib*q5_0Bytes:])
 		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
 		qh := binary.LittleEndian.Uint32(wb[2:])
@@ -107,10 +109,12 @@ func dotQ5_0(n int, w, x []byte) float32 {
 	return sumf
 }
 
-// dotQ5_1 is ggml_vec_dot_q5_1_q8_1: sumf += (dw*dx)*sumi + mw*sx in float32.
-func dotQ5_1(n int, w, x []byte) float32 {
-	var sumf float32
-	for ib := 0; ib < n/QK; ib++ {
+// dotQ5_1Go is ggml_vec_dot_q5_1_q8_1: sumf += (dw*dx)*sumi + mw*sx in float32.
+func dotQ5_1Go(n int, w, x []byte) float32 { return dotQ5_1From(0, 0, n, w, x) }
+
+// dotQ5_1From continues dotQ5_1Go's sum sumf from block ib on.
+func dotQ5_1From(sumf float32, ib, n int, w, x []byte) float32 {
+	for ; ib < n/QK; ib++ {
 		wb := (*[q5_1Bytes]byte)(w[ib*q5_1Bytes:])
 		xb := (*[q8_1Bytes]byte)(x[ib*q8_1Bytes:])
 		qh := binary.LittleEndian.Uint32(wb[4:])

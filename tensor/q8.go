@@ -91,11 +91,13 @@ func quantizeQ8_1(dst []byte, src []float32) {
 	}
 }
 
-// dotQ8_0 is ggml_vec_dot_q8_0_q8_0: an exact integer sum per block, then
+// dotQ8_0Go is ggml_vec_dot_q8_0_q8_0: an exact integer sum per block, then
 // sumf += sumi*(dw*dx) in float32.
-func dotQ8_0(n int, w, x []byte) float32 {
-	var sumf float32
-	for ib := 0; ib < n/QK; ib++ {
+func dotQ8_0Go(n int, w, x []byte) float32 { return dotQ8_0From(0, 0, n, w, x) }
+
+// dotQ8_0From continues dotQ8_0Go's sum sumf from block ib on.
+func dotQ8_0From(sumf float32, ib, n int, w, x []byte) float32 {
+	for ; ib < n/QK; ib++ {
 		wb := (*[q8_0Bytes]byte)(w[ib*q8_0Bytes:])
 		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
 		sumi := dotI8((*[QK]byte)(wb[2:]), (*[QK]byte)(xb[2:]))

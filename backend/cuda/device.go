@@ -40,6 +40,7 @@ type Device struct {
 	q8Buf     *allocation // activations quantized for the mat-vec kernels
 	q8        q8Cache     // what q8Buf holds
 	capturing bool        // a graph is being recorded (Capture)
+	peers     *Peers      // the peer table the device belongs to (NewPeers), or nil
 	err       error       // first failure, reported by Sync
 	closed    bool
 }

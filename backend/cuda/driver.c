@@ -58,7 +58,8 @@
 	X(mem_get_granularity, "cuMemGetAllocationGranularity", CUresult, (size_t *, const CUmemAllocationProp *, int)) \
 	X(device_can_access_peer, "cuDeviceCanAccessPeer", CUresult, (int *, CUdevice, CUdevice)) \
 	X(ctx_enable_peer_access, "cuCtxEnablePeerAccess", CUresult, (CUcontext, unsigned)) \
-	X(device_get_p2p_attribute, "cuDeviceGetP2PAttribute", CUresult, (int *, int, CUdevice, CUdevice))
+	X(device_get_p2p_attribute, "cuDeviceGetP2PAttribute", CUresult, (int *, int, CUdevice, CUdevice)) \
+	X(mem_host_alloc, "cuMemHostAlloc", CUresult, (void **, size_t, unsigned))
 
 #define CUBLAS_FUNCS(X) \
 	X(create, "cublasCreate_v2", int, (cublasHandle_t *)) \
@@ -176,6 +177,7 @@ CUresult cu_mem_get_granularity(size_t *g, const CUmemAllocationProp *prop, int 
 CUresult cu_device_can_access_peer(int *can, CUdevice d, CUdevice peer) { return cu.device_can_access_peer(can, d, peer); }
 CUresult cu_ctx_enable_peer_access(CUcontext peer, unsigned flags) { return cu.ctx_enable_peer_access(peer, flags); }
 CUresult cu_device_get_p2p_attribute(int *v, int attr, CUdevice src, CUdevice dst) { return cu.device_get_p2p_attribute(v, attr, src, dst); }
+CUresult cu_mem_host_alloc(void **p, size_t n, unsigned flags) { return cu.mem_host_alloc(p, n, flags); }
 
 int cublas_create(cublasHandle_t *h) { return cublas.create(h); }
 int cublas_destroy(cublasHandle_t h) { return cublas.destroy(h); }

@@ -105,6 +105,9 @@ CUresult cu_mem_get_granularity(size_t *g, const CUmemAllocationProp *prop, int 
 CUresult cu_device_can_access_peer(int *can, CUdevice d, CUdevice peer);
 CUresult cu_ctx_enable_peer_access(CUcontext peer, unsigned flags);
 CUresult cu_device_get_p2p_attribute(int *v, int attr, CUdevice src, CUdevice dst);
+// cu_mem_host_alloc is cuMemHostAlloc: pinned host memory; flag 1 (PORTABLE) makes it
+// pinned for every context, as staged transfers between devices need.
+CUresult cu_mem_host_alloc(void **p, size_t n, unsigned flags);
 
 // cuBLAS (status 0 is success).
 typedef struct cublasContext *cublasHandle_t;

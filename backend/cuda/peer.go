@@ -8,8 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
-
-	"github.com/infergo/infer/backend"
+	"strings"
 )
 
 // P2P attributes (CUdevice_P2PAttribute).
@@ -18,6 +17,72 @@ const (
 	p2pNativeAtomics   = 3
 )
 
+// maxPeers is the driver's limit on peer connections per device (CUDA_ERROR_TOO_MANY_PEERS
+// past it); the state machine never asks for more.
+const maxPeers = 8
+
+// PeerMode chooses whether device pairs may use direct peer access.
+type PeerMode uint8
+
+const (
+	// PeerAuto enables peer access for each planned pair that can use it and passes the
+	// verification copy; every other pair stages through pinned host memory.
+	PeerAuto PeerMode = iota
+	// PeerOff stages every pair through pinned host memory (`--peer off`), for boards
+	// that corrupt peer traffic. Peer access is not enabled.
+	PeerOff
+)
+
+// String is "auto" or "off".
+func (m PeerMode) String() string {
+	if m == PeerOff {
+		return "off"
+	}
+	return "auto"
+}
+
+// ParsePeerMode parses a --peer flag: "auto" (or "on") and "off".
+func ParsePeerMode(s string) (PeerMode, error) {
+	switch strings.ToLower(s) {
+	case "auto", "on", "":
+		return PeerAuto, nil
+	case "off":
+		return PeerOff, nil
+	}
+	return PeerAuto, fmt.Errorf("cuda: peer mode %q: want auto or off", s)
+}
+
+// PeerState is where an ordered device pair stands in the peer-access state machine:
+//
+//	Unknown --probe--> Capable --enable+verify--> Peer
+//	        \--------> Unsupported                \--> Staged
+//
+// Peer pairs copy directly; Staged and Unsupported pairs copy through pinned host
+// memory; Same pairs are two Device values on one GPU and copy device to device.
+type PeerState uint8
+
+const (
+	PeerUnknown     PeerState = iota // not probed yet
+	PeerCapable                      // the driver reports a peer path; not yet enabled
+	PeerUnsupported                  // no peer path between the GPUs
+	PeerEnabled                      // peer access enabled and verified
+	PeerStaged                       // capable, but mode off, enable failed or verify failed
+	PeerSame                         // the same physical GPU
+)
+
+var peerStateNames = [...]string{"unknown", "capable", "unsupported", "peer", "staged", "same"}
+
+// String is the state's short name, as `infer devices` prints it.
+func (s PeerState) String() string {
+	if int(s) < len(peerStateNames) {
+		return peerStateNames[s]
+	}
+	return fmt.Sprintf("PeerState(%d)", s)
+}
+
+// Direct reports whether transfers of the pair avoid host memory.
+func (s PeerState) Direct() bool { return s == PeerEnabled || s == PeerSame }
+
 // PeerInfo is what the driver says about the path from one device to another.
 type PeerInfo struct {
 	CanAccess       bool // cuDeviceCanAccessPeer
@@ -25,8 +90,107 @@ type PeerInfo struct {
 	NativeAtomics   bool
 }
 
+// Pair is one ordered device pair of a peer table, as the state machine left it.
+type Pair struct {
+	From, To int       // indices into the devices given to NewPeers
+	State    PeerState // never Unknown or Capable once NewPeers returns
+	Info     PeerInfo  // the probe's answer
+	Reason   string    // why the pair stages; empty for Peer and Same pairs
+}
+
+// peerDriver is what the state machine asks of the driver, by device index; tests
+// inject a fake. enable may return ErrPeerAccessAlreadyEnabled, which counts as success;
+// verify copies a known pattern from one device to the other by the peer path and
+// compares it.
+type peerDriver interface {
+	ordinal(i int) int
+	probe(from, to int) (PeerInfo, error)
+	enable(from, to int) error
+	verify(from, to int) error
+}
+
+// resolve runs the state machine for each planned pair, once per pair of physical GPUs,
+// enabling peer access only for those pairs (and never past maxPeers per GPU). staged
+// lists pairs forced to stage whatever mode says. logf gets one line per pair that
+// stages. Only a failing probe is an error: every other failure means Staged.
+func resolve(drv peerDriver, pairs [][2]int, mode PeerMode, staged [][2]int, logf func(string, ...any)) ([]Pair, error) {
+	forced := map[[2]int]bool{}
+	for _, p := range staged {
+		forced[p] = true
+	}
+	done := map[[2]int]Pair{}        // by ordinal pair
+	linked := map[int]map[int]bool{} // ordinal -> ordinals it has peer access with
+	out := make([]Pair, 0, len(pairs))
+	for _, pr := range pairs {
+		from, to := drv.ordinal(pr[0]), drv.ordinal(pr[1])
+		key := [2]int{from, to}
+		p, seen := done[key]
+		if !seen {
+			var err error
+			p, err = resolvePair(drv, pr, mode, forced[pr], linked)
+			if err != nil {
+				return nil, err
+			}
+			if p.Reason != "" && logf != nil {
+				logf("cuda: peer %d->%d: %s; transfers stage through pinned host memory", from, to, p.Reason)
+			}
+			done[key] = p
+		}
+		p.From, p.To = pr[0], pr[1]
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// resolvePair takes one pair from Unknown to its final state.
+func resolvePair(drv peerDriver, pr [2]int, mode PeerMode, forced bool, linked map[int]map[int]bool) (Pair, error) {
+	p := Pair{From: pr[0], To: pr[1], State: PeerUnknown}
+	from, to := drv.ordinal(pr[0]), drv.ordinal(pr[1])
+	if from == to {
+		p.State = PeerSame
+		return p, nil
+	}
+	info, err := drv.probe(pr[0], pr[1])
+	if err != nil {
+		return p, fmt.Errorf("cuda: probe peer %d->%d: %w", from, to, err)
+	}
+	p.Info = info
+	if !info.CanAccess {
+		p.State, p.Reason = PeerUnsupported, "no peer path (cuDeviceCanAccessPeer = 0)"
+		return p, nil
+	}
+	p.State = PeerCapable
+	switch {
+	case mode == PeerOff:
+		p.State, p.Reason = PeerStaged, "peer access off"
+		return p, nil
+	case forced:
+		p.State, p.Reason = PeerStaged, "pair forced to stage"
+		return p, nil
+	case !linked[from][to] && (len(linked[from]) >= maxPeers || len(linked[to]) >= maxPeers):
+		p.State, p.Reason = PeerStaged, fmt.Sprintf("%d-peer limit reached", maxPeers)
+		return p, nil
+	}
+	if err := drv.enable(pr[0], pr[1]); err != nil && !errors.Is(err, ErrPeerAccessAlreadyEnabled) {
+		p.State, p.Reason = PeerStaged, fmt.Sprintf("enable failed: %v", err)
+		return p, nil
+	}
+	for _, e := range [][2]int{{from, to}, {to, from}} {
+		if linked[e[0]] == nil {
+			linked[e[0]] = map[int]bool{}
+		}
+		linked[e[0]][e[1]] = true
+	}
+	if err := drv.verify(pr[0], pr[1]); err != nil {
+		p.State, p.Reason = PeerStaged, fmt.Sprintf("verification copy failed: %v", err)
+		return p, nil
+	}
+	p.State = PeerEnabled
+	return p, nil
+}
+
 // Peer asks the driver whether d can read and write peer's memory directly. It changes
-// nothing; EnablePeer does.
+// nothing; NewPeers decides and enables.
 func (d *Device) Peer(peer *Device) (PeerInfo, error) {
 	var info PeerInfo
 	var can C.int
@@ -37,17 +201,11 @@ func (d *Device) Peer(peer *Device) (PeerInfo, error) {
 	if !info.CanAccess {
 		return info, nil
 	}
-	attrs := []struct {
-		id  int
-		dst *int
-	}{{p2pPerformanceRank, &info.PerformanceRank}}
-	for _, a := range attrs {
-		var v C.int
-		if err := check("cuDeviceGetP2PAttribute", C.cu_device_get_p2p_attribute(&v, C.int(a.id), d.dev, peer.dev)); err != nil {
-			return info, fmt.Errorf("cuda: peer %s→%s: %w", d.name, peer.name, err)
-		}
-		*a.dst = int(v)
+	var rank C.int
+	if err := check("cuDeviceGetP2PAttribute", C.cu_device_get_p2p_attribute(&rank, p2pPerformanceRank, d.dev, peer.dev)); err != nil {
+		return info, fmt.Errorf("cuda: peer %s→%s: %w", d.name, peer.name, err)
 	}
+	info.PerformanceRank = int(rank)
 	var atomics C.int
 	if check("cuDeviceGetP2PAttribute", C.cu_device_get_p2p_attribute(&atomics, p2pNativeAtomics, d.dev, peer.dev)) == nil {
 		info.NativeAtomics = atomics != 0
@@ -55,66 +213,9 @@ func (d *Device) Peer(peer *Device) (PeerInfo, error) {
 	return info, nil
 }
 
-// EnablePeer lets kernels and copies on d use peer's plain allocations directly
-// (cuCtxEnablePeerAccess); access already enabled counts as success. Peer access is
-// never disabled while the devices live. (VMM buffers need Grant instead.)
-func (d *Device) EnablePeer(peer *Device) error {
-	err := d.do(func() error { return check("cuCtxEnablePeerAccess", C.cu_ctx_enable_peer_access(peer.ctx, 0)) })
-	if errors.Is(err, ErrPeerAccessAlreadyEnabled) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("cuda: enable peer access %s→%s: %w", d.name, peer.name, err)
-	}
-	return nil
-}
-
-var _ backend.Transferer = (*Device)(nil)
-
-// TransferFrom enqueues dst = src where src is a buffer of another CUDA device (or of
-// d): the copy runs on the source device's stream (cuMemcpyPeerAsync, which the driver
-// stages through the host when the devices have no peer path), an event is recorded
-// there, and d's stream waits on it, so the host never waits. ok is false when src is
-// not a CUDA buffer.
-func (d *Device) TransferFrom(dst, src backend.Buffer) (ok bool, err error) {
-	o := d.buffer(dst, "TransferFrom dst")
-	s, isCUDA := src.(*Buffer)
-	if !isCUDA {
-		return false, nil
-	}
-	if s.dt != o.dt || s.rows != o.rows || s.cols != o.cols {
-		panic(fmt.Sprintf("cuda: TransferFrom %v (%d, %d) to %v (%d, %d)", s.dt, s.rows, s.cols, o.dt, o.rows, o.cols))
-	}
-	n := C.size_t(o.Bytes())
-	if s.dev == d {
-		err := d.do(func() error {
-			d.q8.valid = false
-			return check("cuMemcpyDtoDAsync_v2", C.cu_memcpy_dtod_async(C.CUdeviceptr(o.ptr), C.CUdeviceptr(s.ptr), n, d.stream))
-		})
-		return true, err
-	}
-	src0 := s.dev
-	var ev C.CUevent
-	err = src0.do(func() error {
-		if err := check("cuEventCreate", C.cu_event_create(&ev, 2 /* DISABLE_TIMING */)); err != nil {
-			return err
-		}
-		if err := check("cuMemcpyPeerAsync", C.cu_memcpy_peer_async(C.CUdeviceptr(o.ptr), d.ctx, C.CUdeviceptr(s.ptr), src0.ctx, n, src0.stream)); err != nil {
-			C.cu_event_destroy(ev)
-			return err
-		}
-		return check("cuEventRecord", C.cu_event_record(ev, src0.stream))
-	})
-	if err != nil {
-		return true, fmt.Errorf("cuda: transfer %s→%s: %w", src0.name, d.name, err)
-	}
-	err = d.do(func() error {
-		d.q8.valid = false
-		werr := check("cuStreamWaitEvent", C.cu_stream_wait_event(d.stream, ev, 0))
-		return errors.Join(werr, check("cuEventDestroy_v2", C.cu_event_destroy(ev))) // released once complete
-	})
-	if err != nil {
-		return true, fmt.Errorf("cuda: transfer %s→%s: %w", src0.name, d.name, err)
-	}
-	return true, nil
+// enablePeer lets copies and kernels on d use peer's plain allocations directly
+// (cuCtxEnablePeerAccess). It returns the driver's error as is, ALREADY_ENABLED too;
+// only NewPeers calls it, and nothing ever disables peer access.
+func (d *Device) enablePeer(peer *Device) error {
+	return d.do(func() error { return check("cuCtxEnablePeerAccess", C.cu_ctx_enable_peer_access(peer.ctx, 0)) })
 }

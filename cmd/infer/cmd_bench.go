@@ -38,7 +38,7 @@ var errNeedsCUDA = errors.New("needs CUDA devices; this build runs on the CPU on
 // cmdBench implements 'infer bench': llama-bench's pp/tg tests and table.
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "transfer" {
-		return fmt.Errorf("bench transfer: measuring hidden-state transfers between devices %w", errNeedsCUDA)
+		return cmdBenchTransfer(ctx, args[1:], stdout, stderr)
 	}
 	f, help, err := parseBenchFlags(args, stderr)
 	if help || err != nil {

@@ -1,0 +1,55 @@
+package tensor
+
+// CPU features of the machine, computed once at start-up and never written again.
+var (
+	// hasAVX2 is set when the AVX2 and F16C instructions can be used: the CPU has them
+	// and the operating system saves the YMM registers.
+	hasAVX2 = cpuHasAVX2()
+
+	// hasVNNI is set when, besides AVX2, the AVX-512 VNNI and byte-masked instructions
+	// can be used on YMM registers (AVX512F, AVX512BW, AVX512VL, AVX512_VNNI, and the OS
+	// saves the AVX-512 state).
+	hasVNNI = hasAVX2 && cpuHasVNNI()
+)
+
+// cpuid executes the CPUID instruction for leaf eax, sub-leaf ecx.
+func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+
+// xgetbv0 returns XCR0, the register of the state components the OS saves.
+func xgetbv0() (eax, edx uint32)
+
+func cpuHasAVX2() bool {
+	maxLeaf, _, _, _ := cpuid(0, 0)
+	if maxLeaf < 7 {
+		return false
+	}
+	_, _, c1, _ := cpuid(1, 0)
+	const (
+		osxsave = 1 << 27
+		avx     = 1 << 28
+		f16c    = 1 << 29
+	)
+	if c1&(osxsave|avx|f16c) != osxsave|avx|f16c {
+		return false
+	}
+	if xcr0, _ := xgetbv0(); xcr0&6 != 6 { // XMM and YMM state
+		return false
+	}
+	_, b7, _, _ := cpuid(7, 0)
+	return b7&(1<<5) != 0 // AVX2
+}
+
+func cpuHasVNNI() bool {
+	if xcr0, _ := xgetbv0(); xcr0&0xe6 != 0xe6 { // XMM, YMM, opmask, ZMM state
+		return false
+	}
+	_, b7, c7, _ := cpuid(7, 0)
+	const (
+		avx512f  = 1 << 16
+		avx512bw = 1 << 30
+		avx512vl = 1 << 31
+		vnni     = 1 << 11
+	)
+	const need = avx512f | avx512bw | avx512vl
+	return b7&need == need && c7&vnni != 0
+}

@@ -1,0 +1,19 @@
+//go:build !amd64
+
+package tensor
+
+// Without assembly kernels the dot products are the Go code.
+
+func dotF32(n int, w, x []byte) float32  { return dotF32Go(n, w, x) }
+func dotF16(n int, w, x []byte) float32  { return dotF16Go(n, w, x) }
+func dotBF16(n int, w, x []byte) float32 { return dotBF16Go(n, w, x) }
+func dotQ4_0(n int, w, x []byte) float32 { return dotQ4_0Go(n, w, x) }
+func dotQ4_1(n int, w, x []byte) float32 { return dotQ4_1Go(n, w, x) }
+func dotQ5_0(n int, w, x []byte) float32 { return dotQ5_0Go(n, w, x) }
+func dotQ5_1(n int, w, x []byte) float32 { return dotQ5_1Go(n, w, x) }
+func dotQ8_0(n int, w, x []byte) float32 { return dotQ8_0Go(n, w, x) }
+func dotQ2K(n int, w, x []byte) float32  { return dotQ2KGo(n, w, x) }
+func dotQ3K(n int, w, x []byte) float32  { return dotQ3KGo(n, w, x) }
+func dotQ4K(n int, w, x []byte) float32  { return dotQ4KGo(n, w, x) }
+func dotQ5K(n int, w, x []byte) float32  { return dotQ5KGo(n, w, x) }
+func dotQ6K(n int, w, x []byte) float32  { return dotQ6KGo(n, w, x) }
