@@ -115,3 +115,14 @@ type Transferer interface {
 type SharedAllocator interface {
 	AllocShared(dt tensor.DType, rows, cols int, peer Device) (Buffer, error)
 }
+
+// Recorder is an optional Device upgrade for replaying a fixed sequence of kernels
+// cheaply (on CUDA: a graph captured once and launched per step). Record runs enqueue,
+// which must only call this device's Kernels on buffers that stay allocated, the first
+// time a key is seen and records what it enqueued; later calls with the same key replay
+// the recording without calling enqueue. Values that change between steps (tokens,
+// positions) must therefore live in device buffers that are uploaded before Record.
+// A device without the upgrade is used by calling enqueue directly.
+type Recorder interface {
+	Record(key string, enqueue func()) error
+}
