@@ -3,10 +3,70 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"os"
+	"time"
+
+	"github.com/infergo/infer/model"
 )
 
-// cmdPerplexity implements 'infer perplexity'. (Placeholder until the command lands.)
+// cmdPerplexity implements 'infer perplexity': score a text file the way
+// llama-perplexity does. The running values and the final estimate go to stdout in
+// llama.cpp's format; progress goes to stderr.
 func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("perplexity: not implemented yet")
+	fs := flag.NewFlagSet("perplexity", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mf := addModelFlags(fs, modelDefaults{Ctx: 512, Batch: 2048})
+	file := fs.String("f", "", "text `file` to score (required)")
+	chunks := fs.Int("chunks", 0, "score at most `n` chunks; 0 = all")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	if *file == "" {
+		return usageError{errors.New("perplexity: -f: a text file is required")}
+	}
+	if mf.ctx == 0 {
+		return usageError{errors.New("perplexity: -c must be positive")}
+	}
+	if *chunks < 0 {
+		*chunks = 0 // llama.cpp's -1: all chunks
+	}
+	mopts, err := mf.options(nil)
+	if err != nil {
+		return err
+	}
+	mopts.BatchSize = min(mf.batch, mf.ctx)
+	text, err := os.ReadFile(*file)
+	if err != nil {
+		return fmt.Errorf("perplexity: %w", err)
+	}
+	m, err := model.Load(mf.path, mopts)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	opts := model.PerplexityOptions{Ctx: mf.ctx, Batch: mf.batch, Chunks: *chunks}
+	res, err := model.Perplexity(ctx, m, string(text), opts, func(c model.ChunkResult) {
+		printChunk(stdout, stderr, c)
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout)
+	if res.Uncertainty == 0 {
+		return errors.New("perplexity: unexpected negative standard deviation of log(prob)")
+	}
+	fmt.Fprintf(stdout, "Final estimate: PPL = %.4f +/- %.5f\n", res.PPL, res.Uncertainty)
+	return nil
+}
+
+// printChunk writes one chunk's running perplexity to stdout as llama-perplexity does,
+// and a progress line to stderr.
+func printChunk(stdout, stderr io.Writer, c model.ChunkResult) {
+	left := c.Elapsed * time.Duration(c.Of-c.Chunk)
+	fmt.Fprintf(stderr, "perplexity: chunk %d/%d, %.2f seconds per pass, ETA %.2f minutes\n",
+		c.Chunk, c.Of, c.Elapsed.Seconds(), left.Minutes())
+	fmt.Fprintf(stdout, "[%d]%.4f,", c.Chunk, c.PPL)
 }

@@ -2,11 +2,52 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"fmt"
 	"io"
+
+	"github.com/infergo/infer/model"
 )
 
-// cmdTokenize implements 'infer tokenize'. (Placeholder until the command lands.)
+// tokenizeJSON is the output of 'infer tokenize --json'.
+type tokenizeJSON struct {
+	Tokens []int32 `json:"tokens"`
+}
+
+// cmdTokenize implements 'infer tokenize': print the token ids of a text, one line per
+// token (id and quoted piece), or one JSON object with --json.
 func cmdTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("tokenize: not implemented yet")
+	fs := flag.NewFlagSet("tokenize", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("m", "", "GGUF model `file` (required)")
+	prompt := fs.String("p", "", "`text` to tokenize")
+	noBOS := fs.Bool("no-bos", false, "do not add BOS (and the vocabulary's other special tokens)")
+	asJSON := fs.Bool("json", false, `print {"tokens":[...]}`)
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	if *path == "" {
+		return usageError{errors.New("tokenize: -m: a model file is required")}
+	}
+	m, err := model.Load(*path, model.Options{Threads: 1})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	tok := m.Tokenizer()
+	ids := tok.Encode(*prompt, !*noBOS)
+	if *asJSON {
+		if ids == nil {
+			ids = []int32{}
+		}
+		return json.NewEncoder(stdout).Encode(tokenizeJSON{Tokens: ids})
+	}
+	for _, id := range ids {
+		if _, err := fmt.Fprintf(stdout, "%6d %q\n", id, tok.Piece(id)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

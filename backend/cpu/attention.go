@@ -1,0 +1,172 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/infergo/infer/backend"
+	"github.com/infergo/infer/tensor"
+)
+
+// faTile is GGML_FA_TILE_Q and GGML_FA_TILE_KV: llama.cpp's CPU flash attention takes
+// its tiled path for batches of at least faTile query rows, walking the cache in tiles
+// of faTile rows.
+const faTile = 64
+
+// faTileAlign is GGML_F32_EPR of the AVX-512 build that made the references: the tiled
+// path also needs the head size to be a multiple of it.
+const faTileAlign = 16
+
+// Attention kernels, chosen per call as llama.cpp chooses them.
+const (
+	attendF32     = iota // F32 cache, flash attention off: mul_mat, soft_max, mul_mat
+	attendFAChunk        // F16 cache, small batch: flash_attn_ext_f16_one_chunk
+	attendFATiled        // F16 cache, batch ≥ 64: flash_attn_ext_tiled
+)
+
+// attentionScratch is one worker's memory; sized by Attention before the pool runs.
+type attentionScratch struct {
+	s     []float32 // (ctx) scores of one head
+	q16   []uint16  // (headDim) the query rounded to F16
+	acc   []float32 // (max(ctx, headDim)) output accumulator, or one V column
+	acc16 []uint16  // (headDim) F16 output accumulator of the one-chunk path
+}
+
+func (s *attentionScratch) grow(ctx, headDim int) {
+	if len(s.s) < ctx {
+		s.s = make([]float32, ctx)
+	}
+	if len(s.acc) < max(ctx, headDim) {
+		s.acc = make([]float32, max(ctx, headDim))
+	}
+	if len(s.q16) < headDim {
+		s.q16 = make([]uint16, headDim)
+		s.acc16 = make([]uint16, headDim)
+	}
+}
+
+// attentionTask computes heads of query rows; unit u is row u/Heads, head u%Heads.
+type attentionTask struct {
+	kernel  int
+	dst, q  []float32 // (n, heads·headDim)
+	k, v    []byte    // (ctx, kvHeads·headDim) of F32 or F16
+	pos     []int32   // (n)
+	a       backend.Attention
+	scratch []attentionScratch // per worker
+}
+
+func (t *attentionTask) run(worker, lo, hi int) {
+	hd, group := t.a.HeadDim, t.a.Heads/t.a.KVHeads
+	qCols, kvCols := t.a.Heads*hd, t.a.KVHeads*hd
+	sc := &t.scratch[worker]
+	for u := lo; u < hi; u++ {
+		i, h := u/t.a.Heads, u%t.a.Heads
+		q := t.q[i*qCols+h*hd : i*qCols+(h+1)*hd]
+		out := t.dst[i*qCols+h*hd : i*qCols+(h+1)*hd]
+		kh := kvHead{off: (h / group) * hd, cols: kvCols, n: int(t.pos[i]) + 1}
+		switch t.kernel {
+		case attendF32:
+			attendSoftmax(out, q, tensor.Float32s(t.k), tensor.Float32s(t.v), kh, t.a.Scale, len(t.pos), sc)
+		case attendFAChunk:
+			attendOneChunk(out, q, uint16s(t.k), uint16s(t.v), kh, t.a.Scale, sc)
+		default:
+			attendTiled(out, q, uint16s(t.k), uint16s(t.v), kh, t.a.Scale, sc)
+		}
+	}
+}
+
+// kvHead locates one K/V head in the cache: element d of cache row j is at
+// j·cols + off + d, and rows 0..n-1 are attended to.
+type kvHead struct {
+	off, cols, n int
+}
+
+// Attention sets dst (n, heads·headDim) to causal attention of q over the cache rows
+// k, v (ctx, kvHeads·headDim); row i attends to cache rows 0..positions[i].
+//
+// With an F32 cache it follows llama.cpp with flash attention off (scores in float32,
+// softmax summed in float64). With an F16 cache it follows llama.cpp's CPU flash
+// attention, whose default precision depends on the batch: fewer than 64 query rows
+// (or a head size not a multiple of 16) take flash_attn_ext_f16_one_chunk, which rounds
+// the query to F16 and accumulates V in F16; larger batches take the tiled kernel,
+// which keeps everything in float32.
+func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, a backend.Attention) {
+	o := d.arg("Attention", "dst", dst, tensor.F32)
+	qb := d.arg("Attention", "q", q, tensor.F32)
+	kb := d.arg("Attention", "k", k, tensor.F32, tensor.F16)
+	vb := d.arg("Attention", "v", v, kb.dt)
+	p := d.arg("Attention", "positions", positions, tensor.I32)
+	if a.KVHeads <= 0 || a.Heads%a.KVHeads != 0 || a.HeadDim <= 0 {
+		panic(fmt.Sprintf("cpu: Attention: %d heads over %d KV heads of %d", a.Heads, a.KVHeads, a.HeadDim))
+	}
+	shape("Attention", "q", qb, o.rows, a.Heads*a.HeadDim)
+	shape("Attention", "dst", o, qb.rows, a.Heads*a.HeadDim)
+	shape("Attention", "k", kb, kb.rows, a.KVHeads*a.HeadDim)
+	shape("Attention", "v", vb, kb.rows, a.KVHeads*a.HeadDim)
+	shape("Attention", "positions", p, qb.rows, 1)
+	if !d.lock("Attention") {
+		return
+	}
+	defer d.mu.Unlock()
+	for _, pos := range p.i32() {
+		if pos < 0 || int(pos) >= kb.rows {
+			d.fail(fmt.Errorf("cpu: Attention: position %d outside a cache of %d rows", pos, kb.rows))
+			return
+		}
+	}
+	kernel := attendF32
+	if kb.dt == tensor.F16 {
+		kernel = attendFAChunk
+		if qb.rows >= faTile && a.HeadDim%faTileAlign == 0 {
+			kernel = attendFATiled
+		}
+	}
+	for w := range d.att.scratch {
+		d.att.scratch[w].grow(kb.rows, a.HeadDim)
+	}
+	t := &d.att
+	t.kernel, t.dst, t.q, t.k, t.v, t.pos, t.a = kernel, o.f32(), qb.f32(), kb.data, vb.data, p.i32(), a
+	d.pool.parallel(t, qb.rows*a.Heads, 1)
+	t.dst, t.q, t.k, t.v, t.pos = nil, nil, nil, nil, nil
+}
+
+// attendSoftmax is llama.cpp's attention without flash attention over an F32 cache,
+// for a batch of n query rows: kq = k·q (ggml_vec_dot_f32), soft_max_ext(kq·scale) with
+// ggml_v_expf in 16-lane groups summed in float64 and scaled by float32(1/sum), then
+// kqv = v·p, which llamafile's tinyBLAS computes for n ≥ 2 and ggml_vec_dot_f32 over the
+// cache padded to a multiple of 64 for n = 1. Cache rows past the query are masked;
+// they would add exact zeros.
+func attendSoftmax(out, q, k, v []float32, h kvHead, scale float32, n int, sc *attentionScratch) {
+	s := sc.s[:h.n]
+	hd := len(q)
+	m := float32(math.Inf(-1))
+	for j := range s {
+		s[j] = vecDotF32(q, k[j*h.cols+h.off:j*h.cols+h.off+hd], hd) * scale
+		m = max(m, s[j])
+	}
+	inv := float32(1 / softmaxExp(s, m))
+	for j := range s {
+		s[j] *= inv
+	}
+	vcol := sc.acc[:h.n] // (n) column d of this head's V
+	for d := range out {
+		for j := range vcol {
+			vcol[j] = v[j*h.cols+h.off+d]
+		}
+		if n >= 2 {
+			out[d] = sgemmPadded(vcol, s)
+		} else {
+			out[d] = vecDotF32(vcol, s, (h.n+4*lanes-1)&^(4*lanes-1))
+		}
+	}
+}
+
+// sgemmPadded is sgemmF32 over rows whose length need not be a multiple of 16: the
+// missing elements are zeros, as in a padded KV cache.
+func sgemmPadded(a, b []float32) float32 {
+	var c [lanes]float32
+	for i := range a {
+		c[i%lanes] = fma32(a[i], b[i], c[i%lanes])
+	}
+	return reduce16(&c)
+}

@@ -1,0 +1,57 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/infergo/infer/backend"
+	"github.com/infergo/infer/tensor"
+)
+
+// Buffer is a CPU tensor: rows × cols elements of one type in a byte slice, row r at
+// byte r·DType().RowBytes(cols).
+type Buffer struct {
+	dev        *Device
+	dt         tensor.DType
+	rows, cols int
+	data       []byte
+}
+
+var _ backend.Buffer = (*Buffer)(nil)
+
+// DType is the element type.
+func (b *Buffer) DType() tensor.DType { return b.dt }
+
+// Rows is the number of rows.
+func (b *Buffer) Rows() int { return b.rows }
+
+// Cols is the number of elements per row.
+func (b *Buffer) Cols() int { return b.cols }
+
+// Device is the device the buffer lives on.
+func (b *Buffer) Device() backend.Device { return b.dev }
+
+// Bytes returns the buffer's memory.
+func (b *Buffer) Bytes() []byte { return b.data }
+
+// Slice returns rows [row0, row0+rows) as a view sharing memory with b.
+func (b *Buffer) Slice(row0, rows int) backend.Buffer {
+	if row0 < 0 || rows < 0 || row0+rows > b.rows {
+		panic(fmt.Sprintf("cpu: Slice(%d, %d) of a buffer of %d rows", row0, rows, b.rows))
+	}
+	rb := b.rowBytes()
+	return &Buffer{dev: b.dev, dt: b.dt, rows: rows, cols: b.cols, data: b.data[row0*rb : (row0+rows)*rb : (row0+rows)*rb]}
+}
+
+func (b *Buffer) rowBytes() int { return b.dt.RowBytes(b.cols) }
+
+// row returns the bytes of row r.
+func (b *Buffer) row(r int) []byte {
+	rb := b.rowBytes()
+	return b.data[r*rb : (r+1)*rb]
+}
+
+// f32 views an F32 buffer as float32s.
+func (b *Buffer) f32() []float32 { return tensor.Float32s(b.data)[:b.rows*b.cols] }
+
+// i32 views an I32 buffer as int32s.
+func (b *Buffer) i32() []int32 { return int32s(b.data)[:b.rows*b.cols] }

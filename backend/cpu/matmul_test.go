@@ -1,0 +1,82 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/infergo/infer/tensor"
+)
+
+// TestMatMulExact checks that every output is bit for bit the dot product llama.cpp's
+// CPU mul_mat would use (matmulDot: tinyBLAS or vec_dot for F32 and F16, the tensor
+// package's vec_dot for quantized types) of the weight row with the activation row
+// converted once to the vec-dot type, for batches of 1 and 6, 28 output rows (tinyBLAS
+// takes F32/F16 batches) and 29 (it declines), and several thread counts.
+func TestMatMulExact(t *testing.T) {
+	const in = 512
+	types := []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0,
+		tensor.Q5_1, tensor.Q8_0, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K}
+	for _, wt := range types {
+		for _, out := range []int{28, 29} {
+			t.Run(fmt.Sprintf("%v/out=%d", wt, out), func(t *testing.T) {
+				testMatMulExact(t, wt, in, out)
+			})
+		}
+	}
+}
+
+func testMatMulExact(t *testing.T, wt tensor.DType, in, out int) {
+	r := rand.New(rand.NewPCG(uint64(wt), uint64(out)))
+	w := make([]float32, out*in)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	wq := make([]byte, wt.RowBytes(out*in))
+	if err := tensor.Quantize(wt, wq, w); err != nil {
+		t.Skipf("quantize: %v", err)
+	}
+	qt, wrb, xrb := wt.VecDotType(), wt.RowBytes(in), wt.VecDotType().RowBytes(in)
+	for _, n := range []int{1, 6} {
+		x := make([]float32, n*in)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		xq := make([]byte, n*xrb)
+		for i := 0; i < n; i++ {
+			if err := tensor.Quantize(qt, xq[i*xrb:(i+1)*xrb], x[i*in:(i+1)*in]); err != nil {
+				t.Skipf("quantize activations: %v", err)
+			}
+		}
+		dot, err := matmulDot(wt, n, in, out)
+		if err != nil {
+			t.Skipf("dot: %v", err)
+		}
+		for _, threads := range []int{1, 2, 5} {
+			got := runMatMul(t, threads, wt, wq, x, n, in, out)
+			for i := 0; i < n; i++ {
+				for o := 0; o < out; o++ {
+					if want := dot(in, wq[o*wrb:(o+1)*wrb], xq[i*xrb:(i+1)*xrb]); got[i*out+o] != want {
+						t.Fatalf("n=%d threads %d: [%d][%d] = %g, want %g", n, threads, i, o, got[i*out+o], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func runMatMul(t *testing.T, threads int, wt tensor.DType, wq []byte, x []float32, n, in, out int) []float32 {
+	d := New(threads)
+	defer d.Close()
+	wb, err := d.Wrap(wt, out, in, wq)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xb, _ := d.Wrap(tensor.F32, n, in, tensor.Float32Bytes(x))
+	dst, _ := d.Alloc(tensor.F32, n, out)
+	d.MatMul(dst, wb, xb)
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return dst.(*Buffer).f32()
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/infergo/infer/tensor"
+)
+
+// TestUsageErrors checks that bad command lines fail with a usage error naming the
+// problem, before any model is loaded.
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "-p", "hi"}, "-m: a model file is required"},
+		{[]string{"run", "-m", "x.gguf"}, "-p: a prompt is required"},
+		{[]string{"run", "-m", "x.gguf", "-p", "hi", "-ctk", "q8_0"}, `-ctk "q8_0": want f16 or f32`},
+		{[]string{"run", "-m", "x.gguf", "-p", "hi", "-ctk", "f32"}, "K and V cache types must match"},
+		{[]string{"run", "-m", "x.gguf", "-p", "hi", "-c", "-3"}, "must not be negative"},
+		{[]string{"run", "-m", "x.gguf", "-p", "hi", "--temp", "warm"}, `"warm" is not a number`},
+		{[]string{"run", "-bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"run", "-m", "x.gguf", "-p", "hi", "extra"}, `unexpected arguments ["extra"]`},
+		{[]string{"perplexity", "-m", "x.gguf"}, "-f: a text file is required"},
+		{[]string{"perplexity", "-m", "x.gguf", "-f", "t.txt", "-c", "0"}, "-c must be positive"},
+		{[]string{"perplexity", "-f", "t.txt"}, "-m: a model file is required"},
+		{[]string{"tokenize", "-p", "hi"}, "-m: a model file is required"},
+		{[]string{"tokenize", "-m", "x.gguf", "-n", "3"}, "flag provided but not defined: -n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := run(context.Background(), tt.args, &stdout, &stderr)
+			var ue usageError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want a usage error containing %q", err, tt.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", stdout.String())
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"run", "perplexity", "tokenize"} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), []string{cmd, "-h"}, &stdout, &stderr); err != nil {
+			t.Errorf("%s -h: %v", cmd, err)
+		}
+		if !strings.Contains(stderr.String(), "-m file") || stdout.Len() != 0 {
+			t.Errorf("%s -h printed stdout %q, stderr %q", cmd, stdout.String(), stderr.String())
+		}
+	}
+}
+
+func TestModelFlagOptions(t *testing.T) {
+	f := &modelFlags{path: "m.gguf", ctx: 128, batch: 64, threads: 2, ctk: "F32", ctv: "f32"}
+	opts, err := f.options(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.ContextSize != 128 || opts.BatchSize != 64 || opts.Threads != 2 || opts.KVType != tensor.F32 || opts.Logf != nil {
+		t.Errorf("options %+v", opts)
+	}
+	var log bytes.Buffer
+	f.ctk, f.ctv = "f16", "f16"
+	if opts, err = f.options(&log); err != nil || opts.KVType != tensor.F16 || opts.Logf == nil {
+		t.Fatalf("options %+v, %v", opts, err)
+	}
+	opts.Logf("loaded %d tensors", 48)
+	if log.String() != "loaded 48 tensors\n" {
+		t.Errorf("Logf wrote %q", log.String())
+	}
+}

@@ -1,0 +1,142 @@
+package model
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/infergo/infer/model/gguf"
+)
+
+// Config is a model's hyperparameters, read from its GGUF metadata.
+type Config struct {
+	Arch      string  // general.architecture: llama (or mistral, the same graph)
+	NVocab    int     // rows of token_embd.weight
+	NCtxTrain int     // <arch>.context_length
+	NEmbd     int     // <arch>.embedding_length
+	NLayer    int     // <arch>.block_count
+	NHead     int     // <arch>.attention.head_count
+	NHeadKV   int     // <arch>.attention.head_count_kv (default NHead)
+	HeadDim   int     // <arch>.attention.key_length (default NEmbd/NHead)
+	NFF       int     // <arch>.feed_forward_length
+	RopeDims  int     // <arch>.rope.dimension_count (default HeadDim)
+	RopeBase  float32 // <arch>.rope.freq_base (default 10000)
+	RopeScale float32 // 1/<arch>.rope.scaling.factor for linear scaling, else 1
+	NormEps   float32 // <arch>.attention.layer_norm_rms_epsilon
+}
+
+// KVDim is the width of one K or V cache row: NHeadKV·HeadDim.
+func (c Config) KVDim() int { return c.NHeadKV * c.HeadDim }
+
+// QDim is the width of the attention's query and output: NHead·HeadDim.
+func (c Config) QDim() int { return c.NHead * c.HeadDim }
+
+// architectures are the general.architecture values Load accepts; all run the llama graph.
+var architectures = map[string]bool{"llama": true, "mistral": true}
+
+// configFromGGUF reads the hyperparameters of f, as llama.cpp's llm_load_hparams does for
+// LLM_ARCH_LLAMA, and checks that they describe a model this package can run.
+func configFromGGUF(f *gguf.File) (Config, error) {
+	c := Config{Arch: f.Arch()}
+	if !architectures[c.Arch] {
+		return c, fmt.Errorf("general.architecture %q: not supported (want llama)", c.Arch)
+	}
+	r := metaReader{f: f, prefix: c.Arch + "."}
+	c.NCtxTrain = r.int("context_length", -1)
+	c.NEmbd = r.int("embedding_length", -1)
+	c.NLayer = r.int("block_count", -1)
+	c.NFF = r.int("feed_forward_length", -1)
+	c.NHead = r.int("attention.head_count", -1)
+	c.NHeadKV = r.int("attention.head_count_kv", c.NHead)
+	if c.NHead > 0 {
+		c.HeadDim = r.int("attention.key_length", c.NEmbd/c.NHead)
+		if v := r.int("attention.value_length", c.HeadDim); v != c.HeadDim && r.err == nil {
+			r.err = fmt.Errorf("%sattention.value_length %d differs from key_length %d: not supported", r.prefix, v, c.HeadDim)
+		}
+	}
+	c.RopeDims = r.int("rope.dimension_count", c.HeadDim)
+	c.RopeBase = r.float("rope.freq_base", 10000)
+	c.NormEps = r.float("attention.layer_norm_rms_epsilon", -1)
+	c.RopeScale = 1
+	switch typ := r.string("rope.scaling.type", "none"); typ {
+	case "none":
+	case "linear":
+		if factor := r.float("rope.scaling.factor", 0); factor > 0 {
+			c.RopeScale = 1 / factor
+		}
+	default:
+		if r.err == nil {
+			r.err = fmt.Errorf("%srope.scaling.type %q: not supported (want none or linear)", r.prefix, typ)
+		}
+	}
+	if r.err != nil {
+		return c, r.err
+	}
+	ti, ok := f.Tensor("token_embd.weight")
+	if !ok || len(ti.Dims) != 2 {
+		return c, errors.New("tensor \"token_embd.weight\": missing or not 2-D")
+	}
+	c.NVocab = int(ti.Dims[1])
+	return c, c.check()
+}
+
+// check reports hyperparameters that cannot describe a llama model.
+func (c Config) check() error {
+	switch {
+	case c.NEmbd <= 0 || c.NLayer <= 0 || c.NFF <= 0 || c.NVocab <= 0 || c.NCtxTrain <= 0:
+		return fmt.Errorf("config %+v: sizes must be positive", c)
+	case c.NHead <= 0 || c.NHeadKV <= 0 || c.NHead%c.NHeadKV != 0:
+		return fmt.Errorf("%s.attention.head_count %d, head_count_kv %d: not a whole number of query heads per K/V head", c.Arch, c.NHead, c.NHeadKV)
+	case c.HeadDim <= 0:
+		return fmt.Errorf("%s.attention.key_length %d: must be positive", c.Arch, c.HeadDim)
+	case c.RopeDims <= 0 || c.RopeDims%2 != 0 || c.RopeDims > c.HeadDim:
+		return fmt.Errorf("%s.rope.dimension_count %d: must be even and at most the head size %d", c.Arch, c.RopeDims, c.HeadDim)
+	case !(c.NormEps >= 0) || !(c.RopeBase > 0):
+		return fmt.Errorf("%s: layer_norm_rms_epsilon %g, rope.freq_base %g: out of range", c.Arch, c.NormEps, c.RopeBase)
+	}
+	return nil
+}
+
+// metaReader reads <prefix>key values, keeping the first error. A default of -1 (or
+// "" for strings never) marks a required key.
+type metaReader struct {
+	f      *gguf.File
+	prefix string
+	err    error
+}
+
+func (r *metaReader) int(key string, def int) int {
+	u, err := r.f.Uint(r.prefix + key)
+	switch {
+	case errors.Is(err, gguf.ErrNotFound) && def >= 0:
+		return def
+	case err == nil && u > math.MaxInt32:
+		err = fmt.Errorf("%s%s = %d: too large", r.prefix, key, u)
+	}
+	r.keep(err)
+	return int(u)
+}
+
+func (r *metaReader) float(key string, def float32) float32 {
+	x, err := r.f.Float(r.prefix + key)
+	if errors.Is(err, gguf.ErrNotFound) && def >= 0 {
+		return def
+	}
+	r.keep(err)
+	return float32(x)
+}
+
+func (r *metaReader) string(key, def string) string {
+	s, err := r.f.String(r.prefix + key)
+	if errors.Is(err, gguf.ErrNotFound) {
+		return def
+	}
+	r.keep(err)
+	return s
+}
+
+func (r *metaReader) keep(err error) {
+	if r.err == nil && err != nil {
+		r.err = err
+	}
+}

@@ -1,0 +1,83 @@
+package model_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"os"
+
+	"github.com/infergo/infer/model"
+	"github.com/infergo/infer/tensor"
+)
+
+// Greedy decoding picks the most likely token; ties go to the lowest id.
+func ExampleNewSampler_greedy() {
+	s := model.NewSampler(model.SamplerOptions{}, nil)
+	logits := []float32{0.5, 2.5, -1, 2.5}
+	fmt.Println(s.Sample(logits, nil))
+	// Output: 1
+}
+
+// With top-k 2 only the two most likely tokens can be drawn, whatever the seed.
+func ExampleNewSampler_topK() {
+	opts := model.SamplerOptions{Temp: 1, TopK: 2}
+	s := model.NewSampler(opts, rand.New(rand.NewPCG(1, 2)))
+	logits := []float32{3, 0, 2.9, 1}
+	seen := map[int32]bool{}
+	for range 100 {
+		seen[s.Sample(logits, nil)] = true
+	}
+	fmt.Println(seen[0], seen[1], seen[2], seen[3])
+	// Output: true false true false
+}
+
+// A repeat penalty divides the logits of recently seen tokens, so the greedy choice
+// moves away from token 0 once it is in the history.
+func ExampleSampler_Sample_repeatPenalty() {
+	opts := model.SamplerOptions{RepeatPenalty: 1.5, RepeatLastN: 64}
+	s := model.NewSampler(opts, nil)
+	logits := []float32{3, 2.5, 1}
+	fmt.Println(s.Sample(logits, nil), s.Sample(logits, []int32{0}))
+	// Output: 0 1
+}
+
+// Generate streams a continuation of a prompt token by token.
+func ExampleGenerate() {
+	m, err := model.Load("stories260K-F32.gguf", model.Options{ContextSize: 256})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	opts := model.GenerateOptions{NPredict: 32} // zero SamplerOptions: greedy
+	res, err := model.Generate(context.Background(), m, "Once upon a time", opts, func(t model.Token) error {
+		_, err := os.Stdout.Write(t.Piece)
+		return err
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("\n%d prompt tokens, %d generated at %.0f tokens/s\n", len(res.PromptTokens), len(res.Tokens), res.GenTokensPerSecond())
+}
+
+// Perplexity reproduces llama-perplexity's numbers: here
+// `llama-perplexity -c 128 -b 128 --chunks 20 -ctk f32 -ctv f32`.
+func ExamplePerplexity() {
+	text, err := os.ReadFile("tinyshakespeare.txt")
+	if err != nil {
+		log.Fatal(err)
+	}
+	m, err := model.Load("stories260K-F32.gguf", model.Options{ContextSize: 128, BatchSize: 128, KVType: tensor.F32})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	opts := model.PerplexityOptions{Ctx: 128, Batch: 128, Chunks: 20}
+	res, err := model.Perplexity(context.Background(), m, string(text), opts, func(c model.ChunkResult) {
+		fmt.Printf("[%d]%.4f,", c.Chunk, c.PPL)
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("\nFinal estimate: PPL = %.4f +/- %.5f\n", res.PPL, res.Uncertainty)
+}
