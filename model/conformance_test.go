@@ -29,7 +29,7 @@ func TestLogitsMatchLlamaCpp(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/kv=%v", strings.TrimSuffix(rm.File, ".gguf"), kv), func(t *testing.T) {
 				tokens := rm.Logits.Tokens // the F32-cache entry shares the prompt
 				want := readLogits(t, rl.File, len(tokens), rm.NVocab)
-				m, err := Load(testdata.Path(t, rm.File), Options{Threads: 2, KVType: kv, ContextSize: 64})
+				m, err := Load(testdata.Path(t, rm.File), Options{Threads: 2, KVType: kvOf(kv), ContextSize: 64})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -156,7 +156,7 @@ func TestGreedyMatchesLlamaCpp(t *testing.T) {
 	ref := testdata.LoadReference(t)
 	for _, rm := range ref.Models {
 		t.Run(strings.TrimSuffix(rm.File, ".gguf"), func(t *testing.T) {
-			m, err := Load(testdata.Path(t, rm.File), Options{Threads: 2, KVType: tensor.F16, ContextSize: 256})
+			m, err := Load(testdata.Path(t, rm.File), Options{Threads: 2, KVType: KVCacheF16, ContextSize: 256})
 			if err != nil {
 				t.Fatal(err)
 			}

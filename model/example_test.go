@@ -8,7 +8,6 @@ import (
 	"os"
 
 	"github.com/infergo/infer/model"
-	"github.com/infergo/infer/tensor"
 )
 
 // Greedy decoding picks the most likely token; ties go to the lowest id.
@@ -67,7 +66,7 @@ func ExamplePerplexity() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	m, err := model.Load("stories260K-F32.gguf", model.Options{ContextSize: 128, BatchSize: 128, KVType: tensor.F32})
+	m, err := model.Load("stories260K-F32.gguf", model.Options{ContextSize: 128, BatchSize: 128, KVType: model.KVCacheF32})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/infergo/infer/internal/testdata"
-	"github.com/infergo/infer/tensor"
 )
 
 // letters is a fake vocabulary: 0 unk, 1 BOS, 2 EOS, then 'a'... from id 3.
@@ -187,7 +186,7 @@ func TestStopReasonString(t *testing.T) {
 // 32 tokens, n_ctx 256, on stories260K-F32 with the default F16 KV cache.
 func TestGenerateGreedyReference(t *testing.T) {
 	ref := refModel(t, testdata.LoadReference(t), "stories260K-F32.gguf")
-	m, err := Load(testdata.Path(t, ref.File), Options{ContextSize: 256, Threads: 1, KVType: tensor.F16})
+	m, err := Load(testdata.Path(t, ref.File), Options{ContextSize: 256, Threads: 1, KVType: KVCacheF16})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,38 +1,82 @@
 package model
 
-// The llama forward pass: llama.cpp's llm_build_llama as a sequence of device kernels,
-// one batch of tokens at a time. It reads like llama2.c's run.c forward: the residual
-// stream x goes through every block (attention, then feed-forward, each behind an RMS
-// norm and added back to x), then the final norm and the output head.
+import (
+	"fmt"
 
-// forward runs the batch staged in a through every layer, appending its keys and values
-// to the cache, and leaves in o.logits the logits of the rows o holds (o.n may be 0).
-// As in llama.cpp (inp_out_ids), the last block computes attention for every row, since
-// the cache needs its keys and values, but its feed-forward, the final norm and the
-// head run only on the rows whose logits are wanted; the row count decides which
+	"github.com/infergo/infer/backend"
+	"github.com/infergo/infer/split"
+)
+
+// The llama forward pass: llama.cpp's llm_build_llama as a sequence of device kernels,
+// one micro-batch of tokens at a time. It reads like llama2.c's run.c forward: the
+// residual stream x goes through every block (attention, then feed-forward, each behind
+// an RMS norm and added back to x), then the final norm and the output head. The
+// blocks are spread over stages; between two stages the hidden state x hops to the next
+// stage's device.
+
+// forward runs the micro-batch staged in a (one activations per stage, the same rows of
+// each stage's scratch) through every stage, appending its keys and values to each
+// stage's cache, and leaves in o[last].logits the logits of the rows o holds (o[k].n may
+// be 0). Between two stages the hidden state hops to the next device. keys, when not
+// nil, names each stage's recording (a decode step): a stage whose device implements
+// backend.Recorder is then recorded once and replayed, since a one-token step enqueues
+// the same kernels on the same buffers every time.
+//
+// Devices run asynchronously: forward only enqueues work, and each hop is ordered by
+// the transfer itself (events on CUDA), so the host never waits between stages.
+func (m *Model) forward(a, o []activations, caches []*kvCache, keys []string) error {
+	for k := range m.stages {
+		st := &m.stages[k]
+		if k > 0 {
+			if st.Layers() == 0 && o[k].n == 0 {
+				break // an output-only stage with no logits wanted
+			}
+			// The hop: the previous stage's hidden state moves to this stage's device.
+			if err := split.Transfer(a[k].x, a[k-1].x); err != nil {
+				return fmt.Errorf("stage %d -> %d, layer %d: hidden state: %w", k-1, k, st.First, err)
+			}
+		}
+		if rec, ok := st.dev.(backend.Recorder); ok && keys != nil {
+			if err := rec.Record(keys[k], func() { m.stage(k, &a[k], &o[k], caches[k]) }); err != nil {
+				return fmt.Errorf("stage %d: %w", k, err)
+			}
+			continue
+		}
+		m.stage(k, &a[k], &o[k], caches[k])
+	}
+	return nil
+}
+
+// stage enqueues stage k's part of the forward pass on its device: the embedding on
+// the first stage, its layers, and the final norm and output head on the last. As in
+// llama.cpp (inp_out_ids), the last block computes attention for every row, since the
+// cache needs its keys and values, but its feed-forward, the final norm and the head
+// run only on the rows whose logits are wanted (out); the row count decides which
 // matmul kernel a row goes through, so this also keeps the numbers llama.cpp's.
-func (m *Model) forward(a, o *activations, cache *kvCache) {
-	d, w := m.dev, &m.weights
-	last := len(w.layers) - 1
-	d.Embed(a.x, w.tokenEmbd, a.tokens)
-	for l := range w.layers {
-		m.attend(a, &w.layers[l], cache, l)
-		if l < last {
-			m.feedForward(a, &w.layers[l])
+func (m *Model) stage(k int, x, out *activations, cache *kvCache) {
+	st, last := &m.stages[k], len(m.layers)-1
+	if k == 0 {
+		st.dev.Embed(x.x, st.tokenEmbd, x.tokens)
+	}
+	for l := st.First; l < st.Last; l++ {
+		m.attend(st, x, &m.layers[l], cache, l-st.First)
+		switch {
+		case l < last:
+			m.feedForward(st, x, &m.layers[l])
+		case out.n > 0:
+			m.feedForward(st, out, &m.layers[l])
 		}
 	}
-	if o.n == 0 {
-		return
+	if k == len(m.stages)-1 && out.n > 0 {
+		st.dev.RMSNorm(out.xb, out.x, st.outputNorm, m.cfg.NormEps)
+		st.dev.MatMul(out.logits, st.output, out.xb)
 	}
-	m.feedForward(o, &w.layers[last])
-	d.RMSNorm(o.xb, o.x, w.outputNorm, m.cfg.NormEps)
-	d.MatMul(o.logits, w.output, o.xb)
 }
 
 // attend is x += wo·attention(rope(wq·norm(x)), cache), with this batch's keys and
-// values stored in the cache rows of their positions first.
-func (m *Model) attend(a *activations, ly *layer, cache *kvCache, l int) {
-	d, rope := m.dev, m.rope()
+// values stored in the cache rows of their positions first; l indexes the stage's cache.
+func (m *Model) attend(st *stage, a *activations, ly *layer, cache *kvCache, l int) {
+	d, rope := st.dev, m.rope(st)
 	d.RMSNorm(a.xb, a.x, ly.attnNorm, m.cfg.NormEps)
 	d.MatMul(a.q, ly.wq, a.xb)
 	d.MatMul(a.k, ly.wk, a.xb)
@@ -47,8 +91,8 @@ func (m *Model) attend(a *activations, ly *layer, cache *kvCache, l int) {
 }
 
 // feedForward is x += down·(silu(gate·norm(x)) ⊙ up·norm(x)).
-func (m *Model) feedForward(a *activations, ly *layer) {
-	d := m.dev
+func (m *Model) feedForward(st *stage, a *activations, ly *layer) {
+	d := st.dev
 	d.RMSNorm(a.xb, a.x, ly.ffnNorm, m.cfg.NormEps)
 	d.MatMul(a.hb, ly.gate, a.xb)
 	d.MatMul(a.hb2, ly.up, a.xb)

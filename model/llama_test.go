@@ -25,7 +25,7 @@ func TestForwardMatchesFloat64(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("w=%v/kv=%v", tt.weights, tt.kv), func(t *testing.T) {
-			got := evalTiny(t, tm, tt.weights, Options{KVType: tt.kv, Threads: 2}, tinyPrompt, true)
+			got := evalTiny(t, tm, tt.weights, Options{KVType: kvOf(tt.kv), Threads: 2}, tinyPrompt, true)
 			var worst float64
 			for i := range want {
 				worst = math.Max(worst, math.Abs(float64(got[i])-want[i]))
@@ -48,14 +48,14 @@ func TestBatchEqualsTokenByToken(t *testing.T) {
 	for _, kv := range []tensor.DType{tensor.F32, tensor.F16} {
 		t.Run(kv.String(), func(t *testing.T) {
 			path := tm.file(t, tensor.F32)
-			whole := evalPath(t, path, Options{KVType: kv, Threads: 2}, tinyPrompt, true)
-			batched := evalPath(t, path, Options{KVType: kv, Threads: 1, BatchSize: 4}, tinyPrompt, true)
+			whole := evalPath(t, path, Options{KVType: kvOf(kv), Threads: 2}, tinyPrompt, true)
+			batched := evalPath(t, path, Options{KVType: kvOf(kv), Threads: 1, BatchSize: 4}, tinyPrompt, true)
 			for i := range whole {
 				if batched[i] != whole[i] {
 					t.Fatalf("logit %d: batches of 4 %g, one batch %g", i, batched[i], whole[i])
 				}
 			}
-			m, err := Load(path, Options{KVType: kv, Threads: 2})
+			m, err := Load(path, Options{KVType: kvOf(kv), Threads: 2})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -97,8 +97,8 @@ func TestBatchEqualsTokenByToken(t *testing.T) {
 func TestTiedOutput(t *testing.T) {
 	tm := newTiny(3)
 	copy(tm.tensors["output.weight"], tm.tensors["token_embd.weight"])
-	want := evalTiny(t, tm, tensor.F32, Options{KVType: tensor.F32}, tinyPrompt, true)
-	got := evalPath(t, tm.file(t, tensor.F32, "output.weight"), Options{KVType: tensor.F32}, tinyPrompt, true)
+	want := evalTiny(t, tm, tensor.F32, Options{KVType: KVCacheF32}, tinyPrompt, true)
+	got := evalPath(t, tm.file(t, tensor.F32, "output.weight"), Options{KVType: KVCacheF32}, tinyPrompt, true)
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("logit %d: tied %g, explicit copy %g", i, got[i], want[i])
@@ -134,7 +134,7 @@ func evalPath(t *testing.T, path string, opts Options, tokens []int32, all bool)
 }
 
 func evalLast(path string, kv tensor.DType, tokens []int32) ([]float32, error) {
-	m, err := Load(path, Options{KVType: kv, BatchSize: 4})
+	m, err := Load(path, Options{KVType: kvOf(kv), BatchSize: 4})
 	if err != nil {
 		return nil, err
 	}
@@ -146,4 +146,13 @@ func evalLast(path string, kv tensor.DType, tokens []int32) ([]float32, error) {
 	defer s.Close()
 	got, err := s.Eval(tokens, false)
 	return append([]float32(nil), got...), err
+}
+
+// kvOf is the cache type of dt (F16 or F32), for tests that loop over tensor types.
+func kvOf(dt tensor.DType) KVCacheType {
+	t, err := KVCacheTypeOf(dt)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }

@@ -10,17 +10,8 @@ import (
 	"github.com/infergo/infer/tensor"
 )
 
-// weights are the model's tensors on its device; every matrix is (out, in), one row
-// per output, as GGUF stores it.
-type weights struct {
-	tokenEmbd  backend.Buffer // (vocab, dim)
-	outputNorm backend.Buffer // (1, dim)
-	output     backend.Buffer // (vocab, dim); token_embd when the file has no output.weight
-	ropeFreqs  backend.Buffer // (1, ropeDims/2) or nil
-	layers     []layer
-}
-
-// layer is one transformer block.
+// layer is one transformer block; its buffers live on its stage's device. Every matrix
+// is (out, in), one row per output, as GGUF stores it.
 type layer struct {
 	attnNorm backend.Buffer // (1, dim)
 	wq       backend.Buffer // (nHead·headDim, dim)
@@ -39,8 +30,9 @@ type wrapper interface {
 	Wrap(dt tensor.DType, rows, cols int, data []byte) (backend.Buffer, error)
 }
 
-// Load reads a GGUF file and places its weights on opts.Device (the CPU when nil). The
-// file stays mapped until Close.
+// Load reads a GGUF file, plans its layers over opts.Devices (or opts.Device, or the
+// CPU) and places every stage's weights on its device. The file stays mapped until
+// Close.
 func Load(path string, opts Options) (*Model, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -61,53 +53,87 @@ func fromFile(f *gguf.File, opts Options) (*Model, error) {
 		return nil, err
 	}
 	opts = opts.resolve(cfg)
-	m := &Model{cfg: cfg, opts: opts, file: f, dev: opts.Device}
-	if m.dev == nil {
-		m.dev, m.ownDev = cpu.New(opts.Threads), true
+	plan, err := makePlan(f, cfg, opts)
+	if err != nil {
+		return nil, err
 	}
+	m := &Model{cfg: cfg, opts: opts, file: f, plan: plan}
 	if _, err := f.String("tokenizer.ggml.model"); err == nil {
 		if m.tok, err = tokenizer.FromGGUF(f); err != nil {
+			m.file = nil
 			m.Close()
 			return nil, err
 		}
 	}
-	if err := m.loadWeights(); err != nil {
+	if err := m.place(); err != nil {
+		m.file = nil // the caller closes f
 		m.Close()
 		return nil, err
 	}
-	if err := m.dev.Sync(); err != nil {
-		m.Close()
-		return nil, fmt.Errorf("upload weights to %s: %w", m.dev.Name(), err)
-	}
-	m.logf("model: %s, %d layers, dim %d, %d heads (%d KV) of %d, ff %d, vocab %d, on %s",
-		cfg.Arch, cfg.NLayer, cfg.NEmbd, cfg.NHead, cfg.NHeadKV, cfg.HeadDim, cfg.NFF, cfg.NVocab, m.dev.Name())
+	m.logf("model: %s, %d layers, dim %d, %d heads (%d KV) of %d, ff %d, vocab %d, %d stage(s):\n%s",
+		cfg.Arch, cfg.NLayer, cfg.NEmbd, cfg.NHead, cfg.NHeadKV, cfg.HeadDim, cfg.NFF, cfg.NVocab, len(plan.Stages), plan)
 	return m, nil
 }
 
-// loadWeights validates every tensor's name, shape and type and places it on the device.
-func (m *Model) loadWeights() error {
+// place gives every stage of the plan its device and loads its weights there: the token
+// embedding on the first stage, the final norm and output head on the last.
+func (m *Model) place() error {
 	c := m.cfg
-	w := &m.weights
+	m.layers = make([]layer, c.NLayer)
+	for i, pl := range m.plan.Stages {
+		st := stage{Placement: pl}
+		if pl.Slot >= 0 {
+			st.dev = m.opts.Devices[pl.Slot]
+		} else {
+			if m.cpu == nil {
+				m.cpu = cpu.New(m.opts.Threads)
+			}
+			st.dev = m.cpu
+		}
+		m.stages = append(m.stages, st)
+		if err := m.loadStage(&m.stages[i], i == 0, i == len(m.plan.Stages)-1); err != nil {
+			return fmt.Errorf("stage %d on %s: %w", i, st.dev.Name(), err)
+		}
+	}
+	for i := range m.stages {
+		if err := m.stages[i].dev.Sync(); err != nil {
+			return fmt.Errorf("upload weights to %s: %w", m.stages[i].dev.Name(), err)
+		}
+	}
+	return nil
+}
+
+// loadStage validates every tensor of a stage's name, shape and type and places it on
+// the stage's device.
+func (m *Model) loadStage(st *stage, first, last bool) error {
+	c := m.cfg
 	var err error
 	ld := func(name string, matrix bool, dims ...int) backend.Buffer {
 		var b backend.Buffer
 		if err == nil {
-			b, err = m.tensor(name, matrix, dims)
+			b, err = m.tensor(st, name, matrix, dims)
 		}
 		return b
 	}
-	w.tokenEmbd = ld("token_embd.weight", true, c.NEmbd, c.NVocab)
-	w.outputNorm = ld("output_norm.weight", false, c.NEmbd)
-	w.output = w.tokenEmbd
-	if _, ok := m.file.Tensor("output.weight"); ok {
-		w.output = ld("output.weight", true, c.NEmbd, c.NVocab)
+	if first {
+		st.tokenEmbd = ld("token_embd.weight", true, c.NEmbd, c.NVocab)
+	}
+	if last {
+		st.outputNorm = ld("output_norm.weight", false, c.NEmbd)
+		switch _, ok := m.file.Tensor("output.weight"); {
+		case ok:
+			st.output = ld("output.weight", true, c.NEmbd, c.NVocab)
+		case first:
+			st.output = st.tokenEmbd
+		default:
+			st.output = ld("token_embd.weight", true, c.NEmbd, c.NVocab)
+		}
 	}
 	if _, ok := m.file.Tensor("rope_freqs.weight"); ok {
-		w.ropeFreqs = ld("rope_freqs.weight", false, c.RopeDims/2)
+		st.ropeFreqs = ld("rope_freqs.weight", false, c.RopeDims/2)
 	}
-	w.layers = make([]layer, c.NLayer)
-	for i := range w.layers {
-		l := &w.layers[i]
+	for i := st.First; i < st.Last; i++ {
+		l := &m.layers[i]
 		p := fmt.Sprintf("blk.%d.", i)
 		l.attnNorm = ld(p+"attn_norm.weight", false, c.NEmbd)
 		l.wq = ld(p+"attn_q.weight", true, c.NEmbd, c.QDim())
@@ -124,8 +150,8 @@ func (m *Model) loadWeights() error {
 
 // tensor checks that the file's tensor name has the given dims (ggml order: row length
 // first) and a usable type, F32 for vectors and any type with a dot product for
-// matrices, and places it on the device.
-func (m *Model) tensor(name string, matrix bool, dims []int) (backend.Buffer, error) {
+// matrices, and places it on the stage's device.
+func (m *Model) tensor(st *stage, name string, matrix bool, dims []int) (backend.Buffer, error) {
 	ti, ok := m.file.Tensor(name)
 	if !ok {
 		return nil, fmt.Errorf("tensor %q: missing", name)
@@ -142,19 +168,19 @@ func (m *Model) tensor(name string, matrix bool, dims []int) (backend.Buffer, er
 	}
 	data := m.file.TensorData(ti)
 	rows, cols := int(ti.Rows()), int(ti.RowLen())
-	if wr, ok := m.dev.(wrapper); ok {
+	if wr, ok := st.dev.(wrapper); ok {
 		b, err := wr.Wrap(ti.Type, rows, cols, data)
 		if err != nil {
 			return nil, fmt.Errorf("tensor %q: %w", name, err)
 		}
 		return b, nil
 	}
-	b, err := m.dev.Alloc(ti.Type, rows, cols)
+	b, err := st.dev.Alloc(ti.Type, rows, cols)
 	if err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", name, err)
 	}
-	m.bufs = append(m.bufs, b)
-	if err := m.dev.Upload(b, data); err != nil {
+	st.bufs = append(st.bufs, b)
+	if err := st.dev.Upload(b, data); err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", name, err)
 	}
 	return b, nil

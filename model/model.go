@@ -5,6 +5,11 @@
 // llama.cpp's graph for LLM_ARCH_LLAMA. On the CPU device its logits match llama.cpp's
 // CPU backend within 1e-5 for F32 weights, and bit for bit for Q8_0 models
 // (conformance_test.go).
+//
+// A model may be split over several devices (Options.Devices): split.Make places
+// contiguous ranges of layers, one stage per device, and the forward pass hands the
+// hidden state from stage to stage with split.Transfer. With the f32 wire the logits of
+// any split are bit-identical to those of one device of the same kind.
 package model
 
 import (
@@ -12,24 +17,51 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/infergo/infer/backend"
 	"github.com/infergo/infer/model/gguf"
 	"github.com/infergo/infer/model/tokenizer"
-	"github.com/infergo/infer/tensor"
+	"github.com/infergo/infer/split"
 )
 
 // Options configure Load. The zero value runs on the CPU with all cores, the model's
-// training context, batches of 512 and an F32 KV cache.
+// training context, batches and micro-batches of 512 and an F16 KV cache (llama.cpp's
+// defaults).
 type Options struct {
 	Threads     int // CPU threads; 0 = runtime.NumCPU()
 	ContextSize int // KV cache length in tokens; 0 = the model's training context
-	BatchSize   int // tokens per forward pass for long inputs; 0 = 512
-	// KVType is the KV cache element type: F16 (llama.cpp's default, which the CLI
-	// passes) or F32. tensor.F32 is DType 0, so the zero value means F32.
-	KVType tensor.DType
-	Device backend.Device // where to run; nil = the CPU backend with Threads
-	Logf   func(format string, args ...any)
+	BatchSize   int // tokens per forward pass for long inputs (-b); 0 = 512
+	// MicroBatch is the most tokens one stage computes at a time (-ub); 0 = 512. A batch
+	// longer than it is cut into micro-batches that flow through the stages as a
+	// pipeline: stage k works on micro-batch i+1 while stage k+1 works on i.
+	MicroBatch int
+	// KVType is the KV cache element type; the zero value is F16, as llama.cpp.
+	KVType KVCacheType
+	// Device is the single-device shortcut: run everything on it. Ignored when Devices
+	// is set; nil with Devices empty runs on the CPU backend with Threads.
+	Device backend.Device
+	// Devices are the device slots the layers are split over, in pipeline order. One
+	// GPU may appear as several slots (virtual devices: distinct Device values on one
+	// GPU). The caller keeps ownership and closes them after the model.
+	Devices []backend.Device
+	// Split shapes the plan over Devices.
+	Split SplitOptions
+	Logf  func(format string, args ...any)
+}
+
+// SplitOptions shape how the layers are spread over Options.Devices.
+type SplitOptions struct {
+	// Ratios weight the device slots (-ts); nil weights them by free memory (devices
+	// with a MemInfo method), else equally.
+	Ratios []float64
+	// GPULayers counts the layers placed on Devices, the output head counting as one
+	// (-ngl); the layers before them run on a CPU device Load creates. 0, or more than
+	// the model's layers, places everything on Devices.
+	GPULayers int
+	// Plan, if not nil, is used as is instead of planning (see PlanFor): the caller set
+	// up the transfers between its neighbouring stages before loading.
+	Plan *split.Plan
 }
 
 // resolve fills in the defaults for a model with config c.
@@ -44,32 +76,42 @@ func (o Options) resolve(c Config) Options {
 		o.BatchSize = 512
 	}
 	o.BatchSize = min(o.BatchSize, o.ContextSize)
+	if o.MicroBatch <= 0 {
+		o.MicroBatch = 512
+	}
+	o.MicroBatch = min(o.MicroBatch, o.BatchSize)
+	if len(o.Devices) == 0 && o.Device != nil {
+		o.Devices = []backend.Device{o.Device}
+	}
 	return o
 }
 
-// Model is a loaded model: weights on a device and a tokenizer.
+// Model is a loaded model: weights placed on the stages of a plan, and a tokenizer.
 type Model struct {
 	cfg     Config
 	opts    Options
 	file    *gguf.File
 	tok     *tokenizer.Tokenizer
-	dev     backend.Device
-	ownDev  bool             // dev was made by Load and is closed by Close
-	bufs    []backend.Buffer // device copies of weights, freed by Close
-	weights weights
+	plan    *split.Plan
+	stages  []stage // in pipeline order; the first embeds, the last owns the head
+	layers  []layer // every layer, each on its stage's device
+	cpu     backend.Device
+	closed  bool
+	nextKey atomic.Int64 // numbers sessions for their recordings
 }
 
 // Close releases the model's device memory and unmaps the file. Sessions must be
-// closed first.
+// closed first. Devices given in Options stay open.
 func (m *Model) Close() error {
 	var errs []error
-	for _, b := range m.bufs {
-		m.dev.Free(b)
+	for i := range m.stages {
+		m.stages[i].free()
 	}
-	m.bufs = nil
-	if m.ownDev && m.dev != nil {
-		errs = append(errs, m.dev.Close())
-		m.dev = nil
+	m.stages = nil
+	m.closed = true
+	if m.cpu != nil {
+		errs = append(errs, m.cpu.Close())
+		m.cpu = nil
 	}
 	if m.file != nil {
 		errs = append(errs, m.file.Close())
@@ -87,13 +129,21 @@ func (m *Model) Options() Options { return m.opts }
 // Tokenizer returns the model's tokenizer, or nil when the file has no vocabulary.
 func (m *Model) Tokenizer() *tokenizer.Tokenizer { return m.tok }
 
-// Device returns the device the model runs on.
-func (m *Model) Device() backend.Device { return m.dev }
+// Device returns the device of the first stage (the only one without a split).
+func (m *Model) Device() backend.Device {
+	if len(m.stages) == 0 {
+		return nil
+	}
+	return m.stages[0].dev
+}
 
-// rope is the rotary embedding of the model's queries and keys.
-func (m *Model) rope() backend.Rope {
+// Plan returns the placement of the model's layers over its devices.
+func (m *Model) Plan() *split.Plan { return m.plan }
+
+// rope is the rotary embedding of the model's queries and keys on stage st.
+func (m *Model) rope(st *stage) backend.Rope {
 	return backend.Rope{HeadDim: m.cfg.HeadDim, Dims: m.cfg.RopeDims, Base: m.cfg.RopeBase,
-		Scale: m.cfg.RopeScale, Factors: m.weights.ropeFreqs}
+		Scale: m.cfg.RopeScale, Factors: st.ropeFreqs}
 }
 
 // attention describes the model's attention; the scale is llama.cpp's

@@ -246,7 +246,7 @@ func refModel(t *testing.T, ref *testdata.Reference, file string) testdata.Model
 // --chunks 20. When firstIDs is not nil, text must tokenize to ids starting with them.
 func pplRun(t *testing.T, file, text string, kv tensor.DType, batch int, firstIDs []int32) PerplexityResult {
 	t.Helper()
-	m, err := Load(testdata.Path(t, file), Options{ContextSize: 128, BatchSize: batch, KVType: kv})
+	m, err := Load(testdata.Path(t, file), Options{ContextSize: 128, BatchSize: batch, KVType: kvOf(kv)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -9,31 +8,39 @@ import (
 	"github.com/infergo/infer/tensor"
 )
 
-// Session is one sequence being evaluated: a KV cache and the position reached.
+// Session is one sequence being evaluated: a KV cache and scratch on every stage, and
+// the position reached.
 type Session struct {
 	m      *Model
-	cache  *kvCache
-	full   activations // scratch for a whole batch: (batch, ·) buffers
-	pos    int         // tokens in the cache
-	ctx    int         // cache length
-	bufs   []backend.Buffer
-	view   activations // full's first view.n rows, re-sliced when n changes
-	out    activations // the rows that get logits, re-sliced when they change
-	first  int         // the batch row of out's first row
-	none   activations // no rows
-	staged []byte      // host staging for tokens and positions: (2, batch) int32
-	logits []float32   // host logits returned by Eval
+	stages []sessionStage // one per model stage
+	pos    int            // tokens in the cache
+	ctx    int            // cache length
+	keys   [2][]string    // each stage's decode recording, without and with logits
+	caches []*kvCache     // every stage's cache, in stage order
+	lay    layout         // views of the scratch for the current batch shape
+	staged []byte         // host staging for tokens and positions: (2, batch) int32
+	logits []float32      // host logits returned by Eval
 }
 
-// activations are the device buffers of one batch of n tokens. For the rows of a batch
-// that get logits (see Model.forward) it holds count rows: x and xb are the batch's
-// rows first..first+count-1, hb, hb2 and logits the first count rows of the scratch,
-// and the other fields are nil.
+// sessionStage is a session's state on one stage: the cache of the stage's layers and
+// scratch for a whole batch.
+type sessionStage struct {
+	dev   backend.Device
+	cache *kvCache
+	full  activations // (batch, ·) buffers
+	bufs  []backend.Buffer
+}
+
+// activations are the device buffers of one batch of n tokens on one stage. For the
+// rows of a batch that get logits (see Model.forward) it holds count rows: x and xb are
+// the batch's rows first..first+count-1, hb, hb2 and logits count rows of the scratch,
+// and the other fields are nil. tokens is set on the first stage only, logits on the
+// last only.
 type activations struct {
 	n      int
 	tokens backend.Buffer // (n, 1) I32
 	pos    backend.Buffer // (n, 1) I32: positions, also the cache rows written
-	x      backend.Buffer // (n, dim) residual stream
+	x      backend.Buffer // (n, dim) residual stream; the hidden state handed between stages
 	xb     backend.Buffer // (n, dim) normed input and block outputs
 	q      backend.Buffer // (n, nHead·headDim)
 	k, v   backend.Buffer // (n, nHeadKV·headDim)
@@ -43,38 +50,88 @@ type activations struct {
 	logits backend.Buffer // (n, vocab)
 }
 
-// NewSession returns a session with an empty KV cache of Options.ContextSize tokens.
+// NewSession returns a session with an empty KV cache of Options.ContextSize tokens,
+// split over the model's stages.
 func (m *Model) NewSession() (*Session, error) {
-	if m.dev == nil {
+	if m.closed {
 		return nil, errClosed
 	}
-	c, o := m.cfg, m.opts
-	cache, err := newKVCache(m.dev, c.NLayer, o.ContextSize, c.KVDim(), o.KVType)
-	if err != nil {
-		return nil, wrapf(err, "new session")
+	o := m.opts
+	s := &Session{m: m, ctx: o.ContextSize, staged: make([]byte, 8*o.BatchSize)}
+	id := m.nextKey.Add(1)
+	for k := range m.stages {
+		s.keys[0] = append(s.keys[0], fmt.Sprintf("model.decode.%p.%d.stage%d.nologits", m, id, k))
+		s.keys[1] = append(s.keys[1], fmt.Sprintf("model.decode.%p.%d.stage%d", m, id, k))
 	}
-	s := &Session{m: m, cache: cache, ctx: o.ContextSize, staged: make([]byte, 8*o.BatchSize)}
-	n := o.BatchSize
-	a := &s.full
+	for k := range m.stages {
+		ss, err := m.newSessionStage(k)
+		if err != nil {
+			s.Close()
+			return nil, wrapf(err, "new session: stage %d on %s", k, m.stages[k].dev.Name())
+		}
+		s.stages, s.caches = append(s.stages, ss), append(s.caches, ss.cache)
+	}
+	return s, nil
+}
+
+// newSessionStage allocates stage k's cache and batch scratch. The hidden state x of
+// every stage after the first is a boundary buffer, allocated with
+// backend.SharedAllocator where the device has it so that the previous stage's device
+// can reach it directly.
+func (m *Model) newSessionStage(k int) (sessionStage, error) {
+	c, o, st := m.cfg, m.opts, &m.stages[k]
+	ss := sessionStage{dev: st.dev}
+	var err error
+	if ss.cache, err = newKVCache(st.dev, st.Layers(), o.ContextSize, c.KVDim(), o.KVType); err != nil {
+		return ss, err
+	}
+	n, a := o.BatchSize, &ss.full
 	a.n = n
+	first, last := k == 0, k == len(m.stages)-1
 	for _, b := range []struct {
 		dst  *backend.Buffer
 		dt   tensor.DType
 		cols int
+		need bool
 	}{
-		{&a.tokens, tensor.I32, 1}, {&a.pos, tensor.I32, 1},
-		{&a.x, tensor.F32, c.NEmbd}, {&a.xb, tensor.F32, c.NEmbd},
-		{&a.q, tensor.F32, c.QDim()}, {&a.k, tensor.F32, c.KVDim()}, {&a.v, tensor.F32, c.KVDim()},
-		{&a.att, tensor.F32, c.QDim()}, {&a.hb, tensor.F32, c.NFF}, {&a.hb2, tensor.F32, c.NFF},
-		{&a.logits, tensor.F32, c.NVocab},
+		{&a.tokens, tensor.I32, 1, first}, {&a.pos, tensor.I32, 1, true},
+		{&a.xb, tensor.F32, c.NEmbd, true},
+		{&a.q, tensor.F32, c.QDim(), true}, {&a.k, tensor.F32, c.KVDim(), true}, {&a.v, tensor.F32, c.KVDim(), true},
+		{&a.att, tensor.F32, c.QDim(), true}, {&a.hb, tensor.F32, c.NFF, true}, {&a.hb2, tensor.F32, c.NFF, true},
+		{&a.logits, tensor.F32, c.NVocab, last},
 	} {
-		if *b.dst, err = m.dev.Alloc(b.dt, n, b.cols); err != nil {
-			s.Close()
-			return nil, wrapf(err, "new session: scratch")
+		if !b.need {
+			continue
 		}
-		s.bufs = append(s.bufs, *b.dst)
+		if *b.dst, err = st.dev.Alloc(b.dt, n, b.cols); err != nil {
+			ss.free()
+			return ss, fmt.Errorf("scratch: %w", err)
+		}
+		ss.bufs = append(ss.bufs, *b.dst)
 	}
-	return s, nil
+	sa, shared := st.dev.(backend.SharedAllocator)
+	if k > 0 && shared && m.stages[k-1].dev != st.dev {
+		a.x, err = sa.AllocShared(tensor.F32, n, c.NEmbd, m.stages[k-1].dev)
+	} else {
+		a.x, err = st.dev.Alloc(tensor.F32, n, c.NEmbd)
+	}
+	if err != nil {
+		ss.free()
+		return ss, fmt.Errorf("hidden state: %w", err)
+	}
+	ss.bufs = append(ss.bufs, a.x)
+	return ss, nil
+}
+
+// free releases the stage's cache and scratch.
+func (ss *sessionStage) free() {
+	if ss.cache != nil {
+		ss.cache.free(ss.dev)
+	}
+	for _, b := range ss.bufs {
+		ss.dev.Free(b)
+	}
+	ss.bufs = nil
 }
 
 // Ctx is the number of tokens the session's KV cache holds.
@@ -86,18 +143,17 @@ func (s *Session) Pos() int { return s.pos }
 // Reset empties the KV cache.
 func (s *Session) Reset() { s.pos = 0 }
 
-// Close releases the session's KV cache and scratch buffers.
+// Close releases the session's KV cache and scratch buffers on every stage.
 func (s *Session) Close() error {
 	if s.m == nil {
 		return nil
 	}
-	if d := s.m.dev; d != nil {
-		s.cache.free(d)
-		for _, b := range s.bufs {
-			d.Free(b)
+	if !s.m.closed {
+		for k := range s.stages {
+			s.stages[k].free()
 		}
 	}
-	s.m, s.bufs = nil, nil
+	s.m, s.stages = nil, nil
 	return nil
 }
 
@@ -106,13 +162,13 @@ func (s *Session) Close() error {
 // all is true, else for the last token only (NVocab floats). The slice is reused by the
 // next Eval; copy what must outlive it.
 func (s *Session) Eval(tokens []int32, all bool) ([]float32, error) {
-	if s.m == nil || s.m.dev == nil {
+	if s.m == nil || s.m.closed {
 		return nil, errClosed
 	}
 	if err := s.check(tokens); err != nil {
 		return nil, err
 	}
-	V, batch := s.m.cfg.NVocab, s.full.n
+	V, batch := s.m.cfg.NVocab, s.m.opts.BatchSize
 	nOut := V
 	if all {
 		nOut = len(tokens) * V
@@ -155,61 +211,4 @@ func (s *Session) check(tokens []int32) error {
 		}
 	}
 	return nil
-}
-
-// batch runs one batch at s.pos and downloads the logits of rows [first, first+count)
-// into dst.
-func (s *Session) batch(tokens []int32, first, count int, dst []float32) error {
-	a := s.activations(len(tokens))
-	ids, pos := s.staged[:4*len(tokens)], s.staged[4*len(tokens):8*len(tokens)]
-	for i, t := range tokens {
-		binary.LittleEndian.PutUint32(ids[4*i:], uint32(t))
-		binary.LittleEndian.PutUint32(pos[4*i:], uint32(s.pos+i))
-	}
-	d := s.m.dev
-	if err := d.Upload(a.tokens, ids); err != nil {
-		return err
-	}
-	if err := d.Upload(a.pos, pos); err != nil {
-		return err
-	}
-	o := s.outputs(a, first, count)
-	s.m.forward(a, o, s.cache)
-	if count > 0 {
-		if err := d.Download(tensor.Float32Bytes(dst[:count*s.m.cfg.NVocab]), o.logits); err != nil {
-			return err
-		}
-	}
-	if err := d.Sync(); err != nil {
-		return err
-	}
-	s.pos += len(tokens)
-	return nil
-}
-
-// activations returns views of the scratch for n rows; they are made again only when n
-// changes, so steady decoding does not allocate.
-func (s *Session) activations(n int) *activations {
-	if s.view.n == n && s.view.x != nil {
-		return &s.view
-	}
-	f := &s.full
-	s.view = activations{n: n, tokens: f.tokens.Slice(0, n), pos: f.pos.Slice(0, n),
-		x: f.x.Slice(0, n), xb: f.xb.Slice(0, n), q: f.q.Slice(0, n), k: f.k.Slice(0, n), v: f.v.Slice(0, n),
-		att: f.att.Slice(0, n), hb: f.hb.Slice(0, n), hb2: f.hb2.Slice(0, n), logits: f.logits.Slice(0, n)}
-	s.out = activations{}
-	return &s.view
-}
-
-// outputs returns views of the rows of a that get logits.
-func (s *Session) outputs(a *activations, first, count int) *activations {
-	if count == 0 {
-		return &s.none
-	}
-	if s.out.x == nil || s.first != first || s.out.n != count {
-		s.first = first
-		s.out = activations{n: count, x: a.x.Slice(first, count), xb: a.xb.Slice(first, count),
-			hb: a.hb.Slice(0, count), hb2: a.hb2.Slice(0, count), logits: a.logits.Slice(0, count)}
-	}
-	return &s.out
 }

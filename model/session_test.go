@@ -11,7 +11,7 @@ import (
 // session usable.
 func TestSessionErrors(t *testing.T) {
 	tm := newTiny(6)
-	m, err := Load(tm.file(t, tensor.F32), Options{ContextSize: 8, KVType: tensor.F16})
+	m, err := Load(tm.file(t, tensor.F32), Options{ContextSize: 8, KVType: KVCacheF16})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestSessionErrors(t *testing.T) {
 // nothing on the CPU device.
 func TestDecodeDoesNotAllocate(t *testing.T) {
 	tm := newTiny(7)
-	m, err := Load(tm.file(t, tensor.F32), Options{KVType: tensor.F16, Threads: 2})
+	m, err := Load(tm.file(t, tensor.F32), Options{KVType: KVCacheF16, Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,10 @@ import (
 	"strings"
 )
 
+// Unlimited is the Free of a device whose memory the planner need not count (the CPU,
+// as far as a model's size goes); the plan prints "-" for its free memory.
+const Unlimited int64 = 1 << 50
+
 // Device describes one device slot to the planner.
 type Device struct {
 	Name     string // "cpu", "cuda:0"
@@ -168,8 +172,12 @@ func (p *Plan) String() string {
 		if i == len(p.Stages)-1 {
 			layers += "+out"
 		}
+		free := bytesString(s.FreeAfter)
+		if s.Device.Free >= Unlimited {
+			free = "-"
+		}
 		fmt.Fprintf(&b, "%-5d %-24s %-9s %10s %10s %10s %10s\n", i, s.Device.Name, layers,
-			bytesString(s.Weights), bytesString(s.KV), bytesString(s.Scratch), bytesString(s.FreeAfter))
+			bytesString(s.Weights), bytesString(s.KV), bytesString(s.Scratch), free)
 	}
 	return b.String()
 }

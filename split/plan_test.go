@@ -142,3 +142,15 @@ func TestMakePartialOffload(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanStringUnlimited(t *testing.T) {
+	cpu := Device{Name: "cpu", Free: Unlimited}
+	p, err := Make(Sizes{Layer: []int64{1 << 20, 1 << 20}}, []Device{{Name: "cuda:0", Free: 1 << 30}}, Options{CPU: &cpu, GPULayers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(p.String()), "\n")
+	if len(lines) != 3 || !strings.HasSuffix(lines[1], " -") || strings.HasSuffix(lines[2], " -") {
+		t.Errorf("plan:\n%s\nwant the CPU's free memory as -, the GPU's as bytes", p)
+	}
+}

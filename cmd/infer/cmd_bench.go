@@ -24,16 +24,11 @@ type benchFlags struct {
 	threads  []int
 	reps     int
 	batch    int
-	ngl      int
-	sm       string
-	ts       string
+	gpu      gpuFlags // -ngl -sm -ts -mg --device --peer -ub
 	ctk      string
 	output   string
 	noWarmup bool
 }
-
-// errNeedsCUDA is the answer to anything that needs a GPU until the CUDA backend lands.
-var errNeedsCUDA = errors.New("needs CUDA devices; this build runs on the CPU only")
 
 // cmdBench implements 'infer bench': llama-bench's pp/tg tests and table.
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -52,7 +47,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	p := bench.NewMarkdown(stdout, bench.Columns{Threads: true, SplitMode: f.sm != "", TensorSplit: f.ts != ""}, buildInfo())
+	p := bench.NewMarkdown(stdout, bench.Columns{Threads: true, SplitMode: f.gpu.sm != "", TensorSplit: f.gpu.ts != ""}, buildInfo())
 	if f.output == "json" {
 		p = bench.NewJSON(stdout, buildInfo())
 	}
@@ -61,7 +56,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	for _, path := range f.models {
 		for _, t := range f.threads {
-			opts := model.Options{Threads: t, BatchSize: f.batch, KVType: kv, ContextSize: contextFor(tests)}
+			opts := model.Options{Threads: t, BatchSize: f.batch, MicroBatch: f.gpu.ub, KVType: kv, ContextSize: contextFor(tests)}
 			if err := benchModel(ctx, path, opts, tests, f, p); err != nil {
 				return err
 			}
@@ -72,6 +67,15 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // benchModel loads one model with opts and runs every test on it, printing each row.
 func benchModel(ctx context.Context, path string, opts model.Options, tests []bench.Test, f *benchFlags, p bench.Printer) error {
+	gpus, err := f.gpu.open(path, &opts)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	defer gpus.Close()
+	backendName := "CPU"
+	if len(gpus.devs) > 0 {
+		backendName = "CUDA"
+	}
 	info, err := bench.Describe(path)
 	if err != nil {
 		return err
@@ -92,8 +96,8 @@ func benchModel(ctx context.Context, path string, opts model.Options, tests []be
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		row := bench.Row{Model: info, Backend: "CPU", Threads: opts.Threads, SplitMode: f.sm,
-			TensorSplit: f.ts, Batch: opts.BatchSize, Result: res, Time: time.Now()}
+		row := bench.Row{Model: info, Backend: backendName, Threads: opts.Threads, SplitMode: f.gpu.sm,
+			TensorSplit: f.gpu.ts, Batch: opts.BatchSize, Result: res, Time: time.Now()}
 		if err := p.Row(row); err != nil {
 			return err
 		}
@@ -124,9 +128,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (*benchFlags, bool, error)
 	fs.Func("t", "CPU `threads`, comma-separated (default all cores)", intList(&f.threads))
 	fs.IntVar(&f.reps, "r", 5, "`repetitions` of each test")
 	fs.IntVar(&f.batch, "b", 512, "tokens per forward pass (llama-bench's -ub)")
-	fs.IntVar(&f.ngl, "ngl", 0, "`layers` to offload to GPUs")
-	fs.StringVar(&f.sm, "sm", "", "split `mode` across GPUs: none or layer")
-	fs.StringVar(&f.ts, "ts", "", "tensor split `ratios` across GPUs, e.g. 3/1")
+	addGPUFlags(fs, &f.gpu)
+	f.gpu.sm = "" // the split-mode column shows only when -sm is given (llama-bench's layer otherwise)
 	fs.StringVar(&f.ctk, "ctk", "f16", "KV cache `type`: f16 or f32")
 	fs.StringVar(&f.output, "o", "md", "output `format`: md or json")
 	fs.BoolVar(&f.noWarmup, "no-warmup", false, "skip the warm-up run before each test")
@@ -149,12 +152,12 @@ func (f *benchFlags) check() error {
 		return usageError{fmt.Errorf("bench: -r %d -b %d: must be at least 1", f.reps, f.batch)}
 	case f.output != "md" && f.output != "json":
 		return usageError{fmt.Errorf("bench: -o %q: want md or json", f.output)}
-	case f.sm != "" && f.sm != "none" && f.sm != "layer":
-		return usageError{fmt.Errorf("bench: -sm %q: want none or layer", f.sm)}
-	case !validSplit(f.ts):
-		return usageError{fmt.Errorf("bench: -ts %q: want ratios like 3/1", f.ts)}
-	case f.ngl > 0 || f.ts != "":
-		return fmt.Errorf("bench: -ngl %d -ts %q: offloading %w", f.ngl, f.ts, errNeedsCUDA)
+	case f.gpu.sm != "" && f.gpu.sm != "none" && f.gpu.sm != "layer":
+		return usageError{fmt.Errorf("bench: -sm %q: want none or layer", f.gpu.sm)}
+	case !validSplit(f.gpu.ts):
+		return usageError{fmt.Errorf("bench: -ts %q: want ratios like 3/1", f.gpu.ts)}
+	case f.gpu.ngl == 0 && (f.gpu.ts != "" || f.gpu.device != ""):
+		return fmt.Errorf("bench: -ts %q --device %q: splitting needs CUDA devices and -ngl > 0", f.gpu.ts, f.gpu.device)
 	}
 	for _, t := range f.threads {
 		if t < 1 {

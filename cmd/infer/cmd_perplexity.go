@@ -42,6 +42,11 @@ func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("perplexity: %w", err)
 	}
+	gpus, err := mf.gpu.open(mf.path, &mopts)
+	if err != nil {
+		return err
+	}
+	defer gpus.Close()
 	m, err := model.Load(mf.path, mopts)
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ type runFlags struct {
 	sampler  model.SamplerOptions
 	seed     int64
 	json     bool
+	plan     bool
 }
 
 // newRunFlags registers run's flags on fs; the sampling defaults are llama.cpp's.
@@ -36,6 +37,7 @@ func newRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.IntVar(&d.RepeatLastN, "repeat-last-n", d.RepeatLastN, "recent `tokens` the repeat penalty looks at")
 	fs.Int64Var(&f.seed, "seed", -1, "sampling `seed`; -1 = random")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object {prompt_tokens, tokens, text} instead of streaming")
+	fs.BoolVar(&f.plan, "plan", false, "print how the layers are placed on the devices, and exit")
 	return f
 }
 
@@ -66,12 +68,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
-	if f.prompt == "" {
+	if f.prompt == "" && !f.plan {
 		return usageError{errors.New("run: -p: a prompt is required")}
 	}
 	mopts, err := f.model.options(nil)
 	if err != nil {
 		return err
+	}
+	gpus, err := f.model.gpu.open(f.model.path, &mopts)
+	if err != nil {
+		return err
+	}
+	defer gpus.Close()
+	if f.plan {
+		return printPlan(stdout, f.model.path, mopts)
 	}
 	m, err := model.Load(f.model.path, mopts)
 	if err != nil {
@@ -121,4 +131,17 @@ func runStreaming(ctx context.Context, m *model.Model, prompt string, opts model
 	fmt.Fprintf(stderr, "prompt: %d tokens, %.2f tokens/s; generated: %d tokens, %.2f tokens/s; stop: %v; seed %d\n",
 		len(res.PromptTokens), res.PromptTokensPerSecond(), len(res.Tokens), res.GenTokensPerSecond(), res.Stop, opts.Sampler.Seed)
 	return nil
+}
+
+// printPlan prints the plan Load would follow with opts: one line per stage.
+func printPlan(stdout io.Writer, path string, opts model.Options) error {
+	p := opts.Split.Plan
+	if p == nil {
+		var err error
+		if p, err = model.PlanFor(path, opts); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(stdout, p.String())
+	return err
 }

@@ -5,14 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/infergo/infer/model"
-	"github.com/infergo/infer/tensor"
 )
 
 // modelFlags are the flags shared by the commands that load a model for inference
-// (run, perplexity, bench), named as llama.cpp's tools name them.
+// (run, perplexity), named as llama.cpp's tools name them.
 type modelFlags struct {
 	path    string // -m
 	ctx     int    // -c
@@ -20,8 +20,19 @@ type modelFlags struct {
 	threads int    // -t
 	ctk     string // -ctk
 	ctv     string // -ctv
-	ngl     int    // -ngl, parsed for now
-	device  string // --device, parsed for now
+	gpu     gpuFlags
+}
+
+// gpuFlags are the flags that place a model on GPUs, shared by run, perplexity and
+// bench: llama.cpp's -ngl, -sm, -ts, -mg, --device and -ub, and --peer.
+type gpuFlags struct {
+	ngl    int    // -ngl: layers on GPUs, the output head counting as one; 0 = CPU
+	device string // --device: CUDA ordinals; a repeated ordinal is a virtual device
+	sm     string // -sm: none (one GPU, -mg) or layer (split by layers; also "")
+	ts     string // -ts: split ratios a/b/...
+	mg     int    // -mg: the GPU (index into the device list) for -sm none
+	peer   string // --peer: auto or off
+	ub     int    // -ub: micro-batch tokens; 0 = the model's default (512)
 }
 
 // modelDefaults are a command's defaults for the shared flags.
@@ -39,19 +50,87 @@ func addModelFlags(fs *flag.FlagSet, d modelDefaults) *modelFlags {
 	fs.IntVar(&f.threads, "t", 0, "CPU `threads` (0 = all cores)")
 	fs.StringVar(&f.ctk, "ctk", "f16", "KV cache `type` for K: f16 or f32")
 	fs.StringVar(&f.ctv, "ctv", "f16", "KV cache `type` for V: f16 or f32 (must equal -ctk)")
-	fs.IntVar(&f.ngl, "ngl", 0, "layers to offload to GPUs (not used yet)")
-	fs.StringVar(&f.device, "device", "", "comma-separated compute `devices` (not used yet)")
+	addGPUFlags(fs, &f.gpu)
 	return f
 }
 
-// options checks the flags and returns the model.Options they ask for. logw, when not
-// nil, receives the loader's log lines.
+// addGPUFlags registers the GPU placement flags on fs.
+func addGPUFlags(fs *flag.FlagSet, g *gpuFlags) {
+	fs.IntVar(&g.ngl, "ngl", 0, "`layers` to offload to GPUs, the output head counting as one (0 = CPU; 99 = all)")
+	fs.StringVar(&g.device, "device", "", "comma-separated CUDA `ordinals` to split over; a repeated ordinal is a virtual device (default all GPUs)")
+	fs.StringVar(&g.sm, "sm", "layer", "split `mode`: none (one GPU, see -mg) or layer")
+	fs.StringVar(&g.ts, "ts", "", "split `ratios` over the devices, e.g. 3/1 (default by free memory)")
+	fs.IntVar(&g.mg, "mg", 0, "main GPU `index` into the device list, used with -sm none")
+	fs.IntVar(&g.mg, "main-gpu", 0, "same as -mg")
+	fs.StringVar(&g.peer, "peer", "auto", "GPU peer access: auto, or off to stage every hop through host memory")
+	fs.IntVar(&g.ub, "ub", 512, "micro-batch `tokens`: longer batches are pipelined over the stages")
+}
+
+// check validates the GPU flags without touching a device.
+func (g *gpuFlags) check() error {
+	switch {
+	case g.ngl < 0 || g.mg < 0 || g.ub < 0:
+		return usageError{fmt.Errorf("-ngl %d -mg %d -ub %d: must not be negative", g.ngl, g.mg, g.ub)}
+	case g.sm != "" && g.sm != "none" && g.sm != "layer":
+		return usageError{fmt.Errorf("-sm %q: want none or layer", g.sm)}
+	case g.peer != "" && g.peer != "auto" && g.peer != "on" && g.peer != "off":
+		return usageError{fmt.Errorf("--peer %q: want auto or off", g.peer)}
+	}
+	if _, err := parseRatios(g.ts); err != nil {
+		return err
+	}
+	if _, err := parseOrdinals(g.device); err != nil {
+		return err
+	}
+	return nil
+}
+
+// parseRatios parses -ts: non-negative numbers separated by '/' or ','; "" is nil.
+func parseRatios(s string) ([]float64, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []float64
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == ',' }) {
+		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || v < 0 || v != v {
+			return nil, usageError{fmt.Errorf("-ts %q: want ratios like 3/1", s)}
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, usageError{fmt.Errorf("-ts %q: want ratios like 3/1", s)}
+	}
+	return out, nil
+}
+
+// parseOrdinals parses --device: comma-separated non-negative integers; "" is nil.
+func parseOrdinals(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		o, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || o < 0 {
+			return nil, usageError{fmt.Errorf("--device %q: want CUDA ordinals like 0,1,0,1", s)}
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// options checks the flags and returns the model.Options they ask for, without the
+// devices (see gpuFlags.open). logw, when not nil, receives the loader's log lines.
 func (f *modelFlags) options(logw io.Writer) (model.Options, error) {
 	if f.path == "" {
 		return model.Options{}, usageError{errors.New("-m: a model file is required")}
 	}
-	if f.ctx < 0 || f.batch < 0 || f.threads < 0 || f.ngl < 0 {
-		return model.Options{}, usageError{fmt.Errorf("-c %d -b %d -t %d -ngl %d: must not be negative", f.ctx, f.batch, f.threads, f.ngl)}
+	if f.ctx < 0 || f.batch < 0 || f.threads < 0 {
+		return model.Options{}, usageError{fmt.Errorf("-c %d -b %d -t %d: must not be negative", f.ctx, f.batch, f.threads)}
+	}
+	if err := f.gpu.check(); err != nil {
+		return model.Options{}, err
 	}
 	k, err := kvType("-ctk", f.ctk)
 	if err != nil {
@@ -64,7 +143,7 @@ func (f *modelFlags) options(logw io.Writer) (model.Options, error) {
 	if k != v {
 		return model.Options{}, usageError{fmt.Errorf("-ctk %s -ctv %s: K and V cache types must match", f.ctk, f.ctv)}
 	}
-	opts := model.Options{Threads: f.threads, ContextSize: f.ctx, BatchSize: f.batch, KVType: k}
+	opts := model.Options{Threads: f.threads, ContextSize: f.ctx, BatchSize: f.batch, KVType: k, MicroBatch: f.gpu.ub}
 	if logw != nil {
 		opts.Logf = func(format string, args ...any) { fmt.Fprintf(logw, format+"\n", args...) }
 	}
@@ -72,14 +151,12 @@ func (f *modelFlags) options(logw io.Writer) (model.Options, error) {
 }
 
 // kvType parses a KV cache type flag.
-func kvType(name, s string) (tensor.DType, error) {
-	switch strings.ToLower(s) {
-	case "f16":
-		return tensor.F16, nil
-	case "f32":
-		return tensor.F32, nil
+func kvType(name, s string) (model.KVCacheType, error) {
+	t, err := model.ParseKVCacheType(s)
+	if err != nil {
+		return 0, usageError{fmt.Errorf("%s %q: want f16 or f32", name, s)}
 	}
-	return 0, usageError{fmt.Errorf("%s %q: want f16 or f32", name, s)}
+	return t, nil
 }
 
 // parseFlags parses args with fs, turning flag errors into usage errors and -h into a

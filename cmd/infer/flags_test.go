@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/infergo/infer/tensor"
+	"github.com/infergo/infer/model"
 )
 
 // TestUsageErrors checks that bad command lines fail with a usage error naming the
@@ -64,12 +64,12 @@ func TestModelFlagOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.ContextSize != 128 || opts.BatchSize != 64 || opts.Threads != 2 || opts.KVType != tensor.F32 || opts.Logf != nil {
+	if opts.ContextSize != 128 || opts.BatchSize != 64 || opts.Threads != 2 || opts.KVType != model.KVCacheF32 || opts.Logf != nil {
 		t.Errorf("options %+v", opts)
 	}
 	var log bytes.Buffer
 	f.ctk, f.ctv = "f16", "f16"
-	if opts, err = f.options(&log); err != nil || opts.KVType != tensor.F16 || opts.Logf == nil {
+	if opts, err = f.options(&log); err != nil || opts.KVType != model.KVCacheF16 || opts.Logf == nil {
 		t.Fatalf("options %+v, %v", opts, err)
 	}
 	opts.Logf("loaded %d tensors", 48)
