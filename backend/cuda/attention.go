@@ -67,6 +67,9 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.At
 // a graph is being recorded (which may refer to it): then it is kept until Close.
 func (d *Device) scratch(a **allocation, size int) (C.CUdeviceptr, error) {
 	if *a != nil && (*a).size >= size {
+		if d.uses != nil {
+			d.uses[*a] = struct{}{}
+		}
 		return (*a).ptr, nil
 	}
 	if old := *a; old != nil && !d.capturing {
@@ -74,6 +77,9 @@ func (d *Device) scratch(a **allocation, size int) (C.CUdeviceptr, error) {
 			return 0, err
 		}
 		delete(d.allocs, old)
+		if err := d.dropGraphs(nil); err != nil { // recorded graphs may use old
+			return 0, err
+		}
 		if err := old.release(); err != nil {
 			return 0, err
 		}
@@ -84,5 +90,8 @@ func (d *Device) scratch(a **allocation, size int) (C.CUdeviceptr, error) {
 	}
 	d.allocs[n] = struct{}{}
 	*a = n
+	if d.uses != nil {
+		d.uses[n] = struct{}{}
+	}
 	return n.ptr, nil
 }

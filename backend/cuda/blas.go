@@ -71,6 +71,9 @@ func (b *blas) close() error {
 	return err
 }
 
+// grows reports whether reserve(n) would replace the scratch allocation.
+func (b *blas) grows(n int) bool { return n > b.scratch.size && b.scratch.ptr != 0 }
+
 // reserve makes scratch at least n bytes; growing synchronises the stream first, since
 // queued GEMMs may still read the old scratch.
 func (b *blas) reserve(n int, stream C.CUstream) (C.CUdeviceptr, error) {

@@ -56,5 +56,6 @@ func (d *Device) buffer(b backend.Buffer, what string) *Buffer {
 	if !ok || cb.dev != d {
 		panic(fmt.Sprintf("cuda: %s is not a buffer of %s", what, d.name))
 	}
+	d.noteUse(cb.alloc)
 	return cb
 }

@@ -1,15 +1,22 @@
 package cuda
 
 import (
+	"flag"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/infergo/infer/backend"
 	"github.com/infergo/infer/tensor"
 )
 
-// layer7B is one llama-2-7B block on the device: Q4_0 projections, an F16 KV cache.
+// profile enables TestDecodeProfile, which needs a GPU and a few GB of memory.
+var profile = flag.Bool("cuda.profile", false, "run TestDecodeProfile (per-kernel times of a 7B decode step)")
+
+// layer7B is one llama-2-7B block on the device: projections of one weight type, an F16
+// KV cache.
 type layer7B struct {
 	attnNorm, ffnNorm backend.Buffer // (1, dim) F32
 	wq, wk, wv, wo    backend.Buffer // (dim, dim)
@@ -17,25 +24,29 @@ type layer7B struct {
 	kCache, vCache    backend.Buffer // (ctx, dim) F16
 }
 
-// BenchmarkDecodeLayer records the kernels of one batch-1 decode step through a
-// llama-2-7B block (norm, q/k/v, RoPE, cache writes, attention, o, residual, norm,
-// gate/up, SwiGLU, down, residual) as a graph over 32 layers, and reports the time per
-// layer and the tokens per second of the 32 layers alone (no output head).
-func BenchmarkDecodeLayer(b *testing.B) {
-	for _, ctx := range []int{512, 4096} {
-		b.Run(fmt.Sprintf("Q4_0/ctx=%d/graph", ctx), func(b *testing.B) { benchDecodeLayer(b, tensor.Q4_0, ctx, true) })
-	}
-	b.Run("Q4_0/ctx=512/eager", func(b *testing.B) { benchDecodeLayer(b, tensor.Q4_0, 512, false) })
+// decode7B is a 7B decode step's buffers: distinct layers cycled over 32 (enough weights
+// to overflow the L2), the activations of one token, and the output head.
+type decode7B struct {
+	d                    *Device
+	ls                   []layer7B
+	x, xb, q, k, v, att  backend.Buffer
+	g, u, h, pos, logits backend.Buffer
+	outNorm, head        backend.Buffer
+	rope                 backend.Rope
+	at                   backend.Attention
 }
 
-func benchDecodeLayer(b *testing.B, wt tensor.DType, ctx int, graphed bool) {
-	const dim, ff, heads, layers, distinct = 4096, 11008, 32, 32, 4
-	d := openTest(b)
+const (
+	dim7B, ff7B, heads7B, layers7B, vocab7B = 4096, 11008, 32, 32, 32000
+)
+
+func newDecode7B(tb testing.TB, d *Device, wt tensor.DType, ctx int) *decode7B {
+	const distinct = 4
 	r := rand.New(rand.NewPCG(5, 6))
 	alloc := func(dt tensor.DType, rows, cols int, fill bool) backend.Buffer {
 		buf, err := d.Alloc(dt, rows, cols)
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		if fill {
 			raw := make([]byte, dt.RowBytes(cols)*rows)
@@ -50,52 +61,108 @@ func benchDecodeLayer(b *testing.B, wt tensor.DType, ctx int, graphed bool) {
 				}
 			}
 			if err := d.Upload(buf, raw); err != nil {
-				b.Fatal(err)
+				tb.Fatal(err)
 			}
 		}
 		return buf
 	}
-	ls := make([]layer7B, distinct)
-	for i := range ls {
-		ls[i] = layer7B{
-			attnNorm: alloc(tensor.F32, 1, dim, true), ffnNorm: alloc(tensor.F32, 1, dim, true),
-			wq: alloc(wt, dim, dim, true), wk: alloc(wt, dim, dim, true), wv: alloc(wt, dim, dim, true), wo: alloc(wt, dim, dim, true),
-			gate: alloc(wt, ff, dim, true), up: alloc(wt, ff, dim, true), down: alloc(wt, dim, ff, true),
-			kCache: alloc(tensor.F16, ctx, dim, false), vCache: alloc(tensor.F16, ctx, dim, false),
+	s := &decode7B{d: d, ls: make([]layer7B, distinct)}
+	for i := range s.ls {
+		s.ls[i] = layer7B{
+			attnNorm: alloc(tensor.F32, 1, dim7B, true), ffnNorm: alloc(tensor.F32, 1, dim7B, true),
+			wq: alloc(wt, dim7B, dim7B, true), wk: alloc(wt, dim7B, dim7B, true), wv: alloc(wt, dim7B, dim7B, true), wo: alloc(wt, dim7B, dim7B, true),
+			gate: alloc(wt, ff7B, dim7B, true), up: alloc(wt, ff7B, dim7B, true), down: alloc(wt, dim7B, ff7B, true),
+			kCache: alloc(tensor.F16, ctx, dim7B, false), vCache: alloc(tensor.F16, ctx, dim7B, false),
 		}
 	}
-	x, xb := alloc(tensor.F32, 1, dim, true), alloc(tensor.F32, 1, dim, false)
-	q, k, v, att := alloc(tensor.F32, 1, dim, false), alloc(tensor.F32, 1, dim, false), alloc(tensor.F32, 1, dim, false), alloc(tensor.F32, 1, dim, false)
-	g, u, h := alloc(tensor.F32, 1, ff, false), alloc(tensor.F32, 1, ff, false), alloc(tensor.F32, 1, ff, false)
-	pos := alloc(tensor.I32, 1, 1, false)
+	s.x, s.xb = alloc(tensor.F32, 1, dim7B, true), alloc(tensor.F32, 1, dim7B, false)
+	s.q, s.k, s.v, s.att = alloc(tensor.F32, 1, dim7B, false), alloc(tensor.F32, 1, dim7B, false), alloc(tensor.F32, 1, dim7B, false), alloc(tensor.F32, 1, dim7B, false)
+	s.g, s.u, s.h = alloc(tensor.F32, 1, ff7B, false), alloc(tensor.F32, 1, ff7B, false), alloc(tensor.F32, 1, ff7B, false)
+	s.outNorm, s.head, s.logits = alloc(tensor.F32, 1, dim7B, true), alloc(wt, vocab7B, dim7B, true), alloc(tensor.F32, 1, vocab7B, false)
+	s.pos = alloc(tensor.I32, 1, 1, false)
 	p := []byte{byte(ctx - 1), byte((ctx - 1) >> 8), 0, 0}
-	if err := d.Upload(pos, p); err != nil {
-		b.Fatal(err)
+	if err := d.Upload(s.pos, p); err != nil {
+		tb.Fatal(err)
 	}
-	rope := backend.Rope{HeadDim: dim / heads, Dims: dim / heads, Base: 10000, Scale: 1}
-	at := backend.Attention{Heads: heads, KVHeads: heads, HeadDim: dim / heads, Scale: 0.088}
-	step := func() {
-		for i := range layers {
-			l := &ls[i%distinct]
-			d.RMSNorm(xb, x, l.attnNorm, 1e-5)
-			d.MatMul(q, l.wq, xb)
-			d.MatMul(k, l.wk, xb)
-			d.MatMul(v, l.wv, xb)
-			d.RoPE(q, pos, rope)
-			d.RoPE(k, pos, rope)
-			d.SetRows(l.kCache, k, pos)
-			d.SetRows(l.vCache, v, pos)
-			d.Attention(att, q, l.kCache, l.vCache, pos, at)
-			d.MatMul(xb, l.wo, att)
-			d.Add(x, xb)
-			d.RMSNorm(xb, x, l.ffnNorm, 1e-5)
-			d.MatMul(g, l.gate, xb)
-			d.MatMul(u, l.up, xb)
-			d.SwiGLU(h, g, u)
-			d.MatMul(xb, l.down, h)
-			d.Add(x, xb)
+	s.rope = backend.Rope{HeadDim: dim7B / heads7B, Dims: dim7B / heads7B, Base: 10000, Scale: 1}
+	s.at = backend.Attention{Heads: heads7B, KVHeads: heads7B, HeadDim: dim7B / heads7B, Scale: 0.088}
+	return s
+}
+
+// segment is a group of the calls of one block, in the model's order (model/llama.go).
+type segment struct {
+	name string
+	run  func(s *decode7B, l *layer7B)
+}
+
+var segments7B = []segment{
+	{"attn rms_norm (+q8)", func(s *decode7B, l *layer7B) { s.d.RMSNorm(s.xb, s.x, l.attnNorm, 1e-5) }},
+	{"q, k, v mat-vec", func(s *decode7B, l *layer7B) {
+		s.d.MatMul(s.q, l.wq, s.xb)
+		s.d.MatMul(s.k, l.wk, s.xb)
+		s.d.MatMul(s.v, l.wv, s.xb)
+	}},
+	{"rope q, k", func(s *decode7B, l *layer7B) {
+		s.d.RoPE(s.q, s.pos, s.rope)
+		s.d.RoPE(s.k, s.pos, s.rope)
+	}},
+	{"set_rows k, v", func(s *decode7B, l *layer7B) {
+		s.d.SetRows(l.kCache, s.k, s.pos)
+		s.d.SetRows(l.vCache, s.v, s.pos)
+	}},
+	{"attention (+combine)", func(s *decode7B, l *layer7B) { s.d.Attention(s.att, s.q, l.kCache, l.vCache, s.pos, s.at) }},
+	{"o mat-vec + residual", func(s *decode7B, l *layer7B) {
+		s.d.MatMul(s.xb, l.wo, s.att)
+		s.d.Add(s.x, s.xb)
+	}},
+	{"ffn rms_norm (+q8)", func(s *decode7B, l *layer7B) { s.d.RMSNorm(s.xb, s.x, l.ffnNorm, 1e-5) }},
+	{"gate, up mat-vec", func(s *decode7B, l *layer7B) {
+		s.d.MatMul(s.g, l.gate, s.xb)
+		s.d.MatMul(s.u, l.up, s.xb)
+	}},
+	{"swiglu (+q8)", func(s *decode7B, l *layer7B) { s.d.SwiGLU(s.h, s.g, s.u) }},
+	{"down mat-vec + residual", func(s *decode7B, l *layer7B) {
+		s.d.MatMul(s.xb, l.down, s.h)
+		s.d.Add(s.x, s.xb)
+	}},
+}
+
+// layers enqueues the first nseg segments of every one of the 32 blocks.
+func (s *decode7B) layers(nseg int) {
+	for i := range layers7B {
+		for _, sg := range segments7B[:nseg] {
+			sg.run(s, &s.ls[i%len(s.ls)])
 		}
 	}
+}
+
+// headStep enqueues the final norm and the output head.
+func (s *decode7B) headStep() {
+	s.d.RMSNorm(s.xb, s.x, s.outNorm, 1e-5)
+	s.d.MatMul(s.logits, s.head, s.xb)
+}
+
+// weightBytes is the bytes of weights one step of the 32 blocks streams.
+func weightBytes(wt tensor.DType) float64 {
+	return float64(layers7B) * float64(4*wt.RowBytes(dim7B)*dim7B+3*wt.RowBytes(dim7B)*ff7B)
+}
+
+// BenchmarkDecodeLayer records the kernels of one batch-1 decode step through a
+// llama-2-7B block (norm, q/k/v, RoPE, cache writes, attention, o, residual, norm,
+// gate/up, SwiGLU, down, residual) as a graph over 32 layers, and reports the time per
+// layer and the tokens per second of the 32 layers alone (no output head).
+func BenchmarkDecodeLayer(b *testing.B) {
+	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.F16} {
+		b.Run(fmt.Sprintf("%v/ctx=512/graph", wt), func(b *testing.B) { benchDecodeLayer(b, wt, 512, true) })
+	}
+	b.Run("Q4_0/ctx=4096/graph", func(b *testing.B) { benchDecodeLayer(b, tensor.Q4_0, 4096, true) })
+	b.Run("Q4_0/ctx=512/eager", func(b *testing.B) { benchDecodeLayer(b, tensor.Q4_0, 512, false) })
+}
+
+func benchDecodeLayer(b *testing.B, wt tensor.DType, ctx int, graphed bool) {
+	d := openTest(b)
+	s := newDecode7B(b, d, wt, ctx)
+	step := func() { s.layers(len(segments7B)) }
 	step() // warm-up, outside the graph: scratch allocations
 	run := step
 	if graphed {
@@ -107,8 +174,79 @@ func benchDecodeLayer(b *testing.B, wt tensor.DType, ctx int, graphed bool) {
 		run = func() { graph.Launch() }
 	}
 	el := timeDevice(b, d, run)
-	b.ReportMetric(el.Seconds()/layers*1e6, "us/layer")
+	b.ReportMetric(el.Seconds()/layers7B*1e6, "us/layer")
 	b.ReportMetric(1/el.Seconds(), "tok/s(32layers)")
-	weights := float64(layers) * float64(4*wt.RowBytes(dim)*dim+3*wt.RowBytes(dim)*ff)
-	b.ReportMetric(weights/el.Seconds()/1e9, "GB/s(weights)")
+	b.ReportMetric(weightBytes(wt)/el.Seconds()/1e9, "GB/s(weights)")
+}
+
+// TestDecodeProfile times a 7B decode step (ctx 512, F16 cache) segment by segment: the
+// graph of the first k segments of all 32 blocks, for each k, less the graph of the
+// first k-1, so that each segment is timed in its real neighbourhood (fusions,
+// quantized activations kept). The output head is timed on its own.
+func TestDecodeProfile(t *testing.T) {
+	if !*profile {
+		t.Skip("cuda: -cuda.profile not set")
+	}
+	d := openTest(t)
+	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.F16} {
+		s := newDecode7B(t, d, wt, 512)
+		times := make([]time.Duration, len(segments7B)+1)
+		for k := 1; k <= len(segments7B); k++ {
+			times[k] = graphTime(t, d, func() { s.layers(k) })
+		}
+		head := graphTime(t, d, s.headStep)
+		step := times[len(segments7B)] + head
+		var tb strings.Builder
+		fmt.Fprintf(&tb, "%v decode step (32 layers + head), ctx 512: %.1f us = %.1f tok/s; weights %.2f GB at %.0f GB/s\n",
+			wt, micros(step), 1/step.Seconds(), (weightBytes(wt)+float64(wt.RowBytes(dim7B)*vocab7B))/1e9,
+			(weightBytes(wt)+float64(wt.RowBytes(dim7B)*vocab7B))/step.Seconds()/1e9)
+		fmt.Fprintf(&tb, "| segment | us/layer | us/step | %% of step |\n|---|---:|---:|---:|\n")
+		for k, sg := range segments7B {
+			dt := times[k+1] - times[k]
+			fmt.Fprintf(&tb, "| %s | %.2f | %.1f | %.1f |\n", sg.name, micros(dt)/layers7B, micros(dt), 100*dt.Seconds()/step.Seconds())
+		}
+		fmt.Fprintf(&tb, "| output norm + head | - | %.1f | %.1f |\n", micros(head), 100*head.Seconds()/step.Seconds())
+		t.Log("\n" + tb.String())
+		for _, l := range s.ls {
+			for _, b := range []backend.Buffer{l.attnNorm, l.ffnNorm, l.wq, l.wk, l.wv, l.wo, l.gate, l.up, l.down, l.kCache, l.vCache} {
+				d.Free(b)
+			}
+		}
+		d.Free(s.head)
+	}
+}
+
+func micros(d time.Duration) float64 { return d.Seconds() * 1e6 }
+
+// graphTime captures enqueue as a graph (after one direct run for scratch allocations)
+// and returns the mean device time of 20 replays.
+func graphTime(t *testing.T, d *Device, enqueue func()) time.Duration {
+	enqueue()
+	g, err := d.Capture(func() error { enqueue(); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	start, _ := d.NewEvent()
+	stop, _ := d.NewEvent()
+	defer start.Close()
+	defer stop.Close()
+	g.Launch()
+	const reps = 20
+	start.Record()
+	for range reps {
+		g.Launch()
+	}
+	stop.Record()
+	if err := stop.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	el, err := stop.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return el / reps
 }

@@ -8,6 +8,8 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -40,9 +42,16 @@ type Device struct {
 	q8Buf     *allocation // activations quantized for the mat-vec kernels
 	q8        q8Cache     // what q8Buf holds
 	capturing bool        // a graph is being recorded (Capture)
-	peers     *Peers      // the peer table the device belongs to (NewPeers), or nil
-	err       error       // first failure, reported by Sync
-	closed    bool
+	// graphs are the graphs Record keeps, by key; uses, while Record captures, collects
+	// the allocations the captured kernels use.
+	graphs map[string]*recorded
+	uses   map[*allocation]struct{}
+	held   *heldMV   // a batch-1 mat-vec not launched yet, for fusion (fuse.go)
+	pair   *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
+	noFuse bool      // tests: launch every kernel as asked, unfused
+	peers  *Peers    // the peer table the device belongs to (NewPeers), or nil
+	err    error     // first failure, reported by Sync
+	closed bool
 }
 
 var _ backend.Device = (*Device)(nil)
@@ -113,14 +122,24 @@ func (d *Device) Info() Info { return d.info }
 func (d *Device) HasBLAS() bool { return d.blas != nil }
 
 // do runs fn with the device's context current on a locked OS thread, serialised with
-// every other call on the device.
-func (d *Device) do(fn func() error) error {
+// every other call on the device. A mat-vec held back for fusion (see fuse.go) is
+// launched first, so that fn sees every earlier kernel enqueued.
+func (d *Device) do(fn func() error) error { return d.doFused(false, fn) }
+
+// doFused is do; with hold, a mat-vec held back for fusion stays held, for fn to extend
+// or launch.
+func (d *Device) doFused(hold bool, fn func() error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := check("cuCtxSetCurrent", C.cu_ctx_set_current(d.ctx)); err != nil {
 		return err
+	}
+	if !hold && (d.held != nil || d.pair != nil) {
+		if err := d.flush(); err != nil {
+			d.fail(fmt.Errorf("cuda: held kernels on %s: %w", d.name, err))
+		}
 	}
 	return fn()
 }
@@ -133,8 +152,11 @@ func (d *Device) fail(err error) {
 }
 
 // enqueue runs fn like do and keeps its error for Sync: the kernel methods' error path.
-func (d *Device) enqueue(op string, fn func() error) {
-	err := d.do(func() error {
+func (d *Device) enqueue(op string, fn func() error) { d.enqueueFused(op, false, fn) }
+
+// enqueueFused is enqueue through doFused.
+func (d *Device) enqueueFused(op string, hold bool, fn func() error) {
+	err := d.doFused(hold, func() error {
 		if d.closed {
 			return errors.New("device closed")
 		}
@@ -171,6 +193,7 @@ func (d *Device) Close() error {
 		if d.stream != nil {
 			errs = append(errs, check("cuStreamSynchronize", C.cu_stream_synchronize(d.stream)))
 		}
+		errs = append(errs, d.dropGraphs(nil))
 		for a := range d.allocs {
 			errs = append(errs, a.release())
 		}
@@ -186,4 +209,11 @@ func (d *Device) Close() error {
 		return fmt.Errorf("cuda: close %s: %w", d.name, err)
 	}
 	return nil
+}
+
+// OpenPTXDir is Open with the kernels' PTX read from dir (one <module>.ptx a .cu file)
+// instead of the embedded copy: for trying freshly compiled kernels on a GPU machine
+// before they are committed.
+func OpenPTXDir(ordinal int, dir string) (*Device, error) {
+	return open(ordinal, func(m string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, m+".ptx")) })
 }

@@ -55,10 +55,26 @@ func (d *Device) Capture(record func() error) (*Graph, error) {
 // Launch enqueues one replay of the graph on its device's stream.
 func (g *Graph) Launch() error {
 	d := g.dev
-	return d.do(func() error { return check("cuGraphLaunch", C.cu_graph_launch(g.exec, d.stream)) })
+	return d.do(func() error {
+		if g.exec == nil {
+			return errors.New("graph closed")
+		}
+		d.q8.valid = false // the graph's kernels overwrite the quantized activations
+		return check("cuGraphLaunch", C.cu_graph_launch(g.exec, d.stream))
+	})
 }
 
 // Close releases the graph.
 func (g *Graph) Close() error {
-	return g.dev.do(func() error { return check("cuGraphExecDestroy", C.cu_graph_exec_destroy(g.exec)) })
+	return g.dev.do(g.destroy)
+}
+
+// destroy releases the graph; it runs under do.
+func (g *Graph) destroy() error {
+	if g.exec == nil {
+		return nil
+	}
+	err := check("cuGraphExecDestroy", C.cu_graph_exec_destroy(g.exec))
+	g.exec = nil
+	return err
 }

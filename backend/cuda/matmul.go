@@ -35,13 +35,18 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		d.enqueue("MatMul", func() error { return d.gemm(o, wb, xb) })
 		return
 	}
-	d.matVec(o, wb, xb)
+	if o.rows == 1 && !d.noFuse && !overlaps(o, xb) {
+		d.holdMatVec(o, wb, xb)
+		return
+	}
+	d.enqueue("MatMul", func() error { return d.matVec(o, wb, xb) })
 }
 
 // matVec launches mv_<type>_<nc> with nc the smallest width covering the batch (8 for
 // larger ones, one launch with ceil(n/8) column chunks). Quantized weights first need x
-// quantized to int8 blocks (quantize_q8), which consecutive MatMuls of one x share.
-func (d *Device) matVec(o, w, x *Buffer) {
+// quantized to int8 blocks (quantize_q8), which consecutive MatMuls of one x share. It
+// runs under do.
+func (d *Device) matVec(o, w, x *Buffer) error {
 	n := x.rows
 	nc := matVecWidths[len(matVecWidths)-1]
 	for _, c := range matVecWidths {
@@ -52,17 +57,24 @@ func (d *Device) matVec(o, w, x *Buffer) {
 	}
 	entry := fmt.Sprintf("mv_%s_%d", typeName(w.dt), nc)
 	grid, block := dim3{ceilDiv(w.rows, mvRows(w.dt, nc)), ceilDiv(n, nc), 1}, dim3{mvWarps * 32, 1, 1}
+	defer d.wrote(o)
 	if !quantized(w.dt) {
-		d.run(entry, grid, block, new(args).ptr(o.ptr).ptr(w.ptr).ptr(x.ptr).i32(w.rows).i32(w.cols).i32(n))
-		return
+		return d.launch(entry, grid, block, new(args).ptr(o.ptr).ptr(w.ptr).ptr(x.ptr).i32(w.rows).i32(w.cols).i32(n))
 	}
-	d.enqueue(entry, func() error {
-		xq, xd, err := d.quantizeQ8(x)
-		if err != nil {
-			return err
-		}
-		return d.launch(entry, grid, block, new(args).ptr(o.ptr).ptr(w.ptr).ptr(xq).ptr(xd).i32(w.rows).i32(w.cols).i32(n))
-	})
+	xq, xd, err := d.quantizeQ8(x)
+	if err != nil {
+		return err
+	}
+	return d.launch(entry, grid, block, new(args).ptr(o.ptr).ptr(w.ptr).ptr(xq).ptr(xd).i32(w.rows).i32(w.cols).i32(n))
+}
+
+// wrote forgets the quantized activations when a mat-vec wrote over their source; it
+// runs under do.
+func (d *Device) wrote(b *Buffer) {
+	k := d.q8
+	if k.valid && b.ptr < k.ptr+uint64(k.rows*k.cols*4) && k.ptr < b.ptr+uint64(b.Bytes()) {
+		d.q8.valid = false
+	}
 }
 
 // q8Cache remembers which activations the q8 scratch holds: x's address and shape, as
@@ -74,16 +86,24 @@ type q8Cache struct {
 	valid      bool
 }
 
-// quantizeQ8 returns the addresses of x quantized to int8 blocks of 32 (xq) and their
-// scales (xd), quantizing it unless the scratch already holds it; it runs under do.
-func (d *Device) quantizeQ8(x *Buffer) (xq, xd uint64, err error) {
-	n, cols := x.rows, x.cols
+// q8Scratch returns the addresses where x (n, cols) quantized to int8 blocks of 32 (xq)
+// and their scales (xd) go; it runs under do.
+func (d *Device) q8Scratch(n, cols int) (xq, xd uint64, err error) {
 	scaleOff := (n*cols + 255) &^ 255
 	base, err := d.scratch(&d.q8Buf, scaleOff+n*cols/32*4)
 	if err != nil {
 		return 0, 0, err
 	}
-	xq, xd = uint64(base), uint64(base)+uint64(scaleOff)
+	return uint64(base), uint64(base) + uint64(scaleOff), nil
+}
+
+// quantizeQ8 returns the addresses of x quantized to int8 blocks of 32 (xq) and their
+// scales (xd), quantizing it unless the scratch already holds it; it runs under do.
+func (d *Device) quantizeQ8(x *Buffer) (xq, xd uint64, err error) {
+	n, cols := x.rows, x.cols
+	if xq, xd, err = d.q8Scratch(n, cols); err != nil {
+		return 0, 0, err
+	}
 	if k := d.q8; k.valid && k.ptr == x.ptr && k.rows == n && k.cols == cols {
 		return xq, xd, nil
 	}
@@ -121,6 +141,11 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 	wHalf := 0 // bytes of dequantized weights in scratch; 0 when w is F16 already
 	if w.dt != tensor.F16 {
 		wHalf = out * in * 2
+	}
+	if d.blas.grows(wHalf + n*in*2) {
+		if err := d.dropGraphs(nil); err != nil { // recorded graphs may use the old scratch
+			return err
+		}
 	}
 	scratch, err := d.blas.reserve(wHalf+n*in*2, d.stream)
 	if err != nil {

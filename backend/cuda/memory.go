@@ -90,6 +90,9 @@ func (d *Device) Free(buf backend.Buffer) {
 		if err := check("cuStreamSynchronize", C.cu_stream_synchronize(d.stream)); err != nil {
 			return err
 		}
+		if err := d.dropGraphs(b.alloc); err != nil {
+			return err
+		}
 		return b.alloc.release()
 	})
 }

@@ -33,27 +33,34 @@ var matVecWidths = []int{1, 2, 4, 8}
 // typeName is the suffix of a kernel specialised for dt: "f32", "q4_k".
 func typeName(dt tensor.DType) string { return strings.ToLower(dt.String()) }
 
-// kernel names one entry point and the module (.cu file) that defines it.
-type kernel struct{ module, entry string }
+// kernel names one entry point and the module (.cu file) that defines it. An optional
+// kernel (a fused variant) may be missing from older PTX: the device then does without.
+type kernel struct {
+	module, entry string
+	optional      bool
+}
 
 // kernelTable lists every kernel the Go code launches.
 func kernelTable() []kernel {
 	ks := []kernel{
-		{"norm", "rms_norm_f32"},
-		{"matvec", "quantize_q8"},
-		{"rope", "rope_f32"},
-		{"setrows", "set_rows_f32"}, {"setrows", "set_rows_f16"},
-		{"attention", "attention_f32"}, {"attention", "attention_f16"}, {"attention", "attention_combine"},
-		{"elementwise", "swiglu_f32"}, {"elementwise", "add_f32"},
-		{"elementwise", "copy_f32_f32"}, {"elementwise", "copy_f32_f16"},
-		{"elementwise", "copy_f16_f32"}, {"elementwise", "copy_f16_f16"},
+		{"norm", "rms_norm_f32", false}, {"norm", "rms_norm_q8", true},
+		{"matvec", "quantize_q8", false},
+		{"rope", "rope_f32", false}, {"rope", "rope2_f32", true},
+		{"setrows", "set_rows_f32", false}, {"setrows", "set_rows_f16", false},
+		{"setrows", "set_rows2_f32", true}, {"setrows", "set_rows2_f16", true},
+		{"attention", "attention_f32", false}, {"attention", "attention_f16", false},
+		{"attention", "attention_combine", false},
+		{"elementwise", "swiglu_f32", false}, {"elementwise", "swiglu_q8", true}, {"elementwise", "add_f32", false},
+		{"elementwise", "copy_f32_f32", false}, {"elementwise", "copy_f32_f16", false},
+		{"elementwise", "copy_f16_f32", false}, {"elementwise", "copy_f16_f16", false},
 	}
 	for _, dt := range weightTypes {
 		t := typeName(dt)
-		ks = append(ks, kernel{"embed", "embed_" + t}, kernel{"embed", "dequant_f16_" + t})
+		ks = append(ks, kernel{"embed", "embed_" + t, false}, kernel{"embed", "dequant_f16_" + t, false})
 		for _, nc := range matVecWidths {
-			ks = append(ks, kernel{"matvec", fmt.Sprintf("mv_%s_%d", t, nc)})
+			ks = append(ks, kernel{"matvec", fmt.Sprintf("mv_%s_%d", t, nc), false})
 		}
+		ks = append(ks, kernel{"matvec", fusedEntry(dt), true})
 	}
 	return ks
 }
@@ -77,6 +84,9 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 		var f C.CUfunction
 		err := check("cuModuleGetFunction", C.cu_module_get_function(&f, m, name))
 		C.free(unsafe.Pointer(name))
+		if err != nil && k.optional {
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("kernel %s in %s.ptx: %w", k.entry, k.module, err)
 		}
@@ -98,6 +108,12 @@ func loadModule(ptx ptxSource, module string) (C.CUmodule, error) {
 		return nil, fmt.Errorf("kernel module %s: %w", module, err)
 	}
 	return m, nil
+}
+
+// has reports whether kernel entry was loaded (optional kernels may be missing).
+func (d *Device) has(entry string) bool {
+	_, ok := d.funcs[entry]
+	return ok
 }
 
 // unloadKernels releases the modules; it runs under do.

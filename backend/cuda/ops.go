@@ -10,6 +10,10 @@ import (
 // threads is the block size of the row and element-wise kernels.
 const threads = 256
 
+// normThreads is the block size of rms_norm: one block a row, so a decode row's latency
+// is the kernel's.
+const normThreads = 1024
+
 // maxGrid caps the grid of the grid-stride element-wise kernels.
 const maxGrid = 1 << 16
 
@@ -35,8 +39,32 @@ func (d *Device) RMSNorm(dst, x, weight backend.Buffer, eps float32) {
 	o, v, w := d.buffer(dst, "RMSNorm dst"), d.buffer(x, "RMSNorm x"), d.buffer(weight, "RMSNorm weight")
 	need(o.dt == tensor.F32 && v.dt == tensor.F32 && w.dt == tensor.F32, "RMSNorm: types %v %v %v", o.dt, v.dt, w.dt)
 	need(o.rows == v.rows && o.cols == v.cols && w.cols == v.cols, "RMSNorm: shapes (%d, %d) (%d, %d) (%d, %d)", o.rows, o.cols, v.rows, v.cols, w.rows, w.cols)
-	a := new(args).ptr(o.ptr).ptr(v.ptr).ptr(w.ptr).i32(v.cols).f32(eps)
-	d.run("rms_norm_f32", dim3{v.rows, 1, 1}, dim3{threads, 1, 1}, a)
+	a := new(args).ptr(o.ptr).ptr(v.ptr).ptr(w.ptr)
+	grid, block := dim3{v.rows, 1, 1}, dim3{normThreads, 1, 1}
+	if !d.q8Next(o) {
+		d.run("rms_norm_f32", grid, block, a.i32(v.cols).f32(eps))
+		return
+	}
+	d.enqueue("rms_norm_q8", func() error {
+		if !d.has("rms_norm_q8") {
+			return d.launch("rms_norm_f32", grid, block, a.i32(v.cols).f32(eps))
+		}
+		xq, xd, err := d.q8Scratch(o.rows, o.cols)
+		if err != nil {
+			return err
+		}
+		if err := d.launch("rms_norm_q8", grid, block, a.ptr(xq).ptr(xd).i32(v.cols).f32(eps)); err != nil {
+			return err
+		}
+		d.q8 = q8Cache{ptr: o.ptr, rows: o.rows, cols: o.cols, valid: true}
+		return nil
+	})
+}
+
+// q8Next reports whether an activation written to o is worth quantizing on the way for
+// the mat-vec kernels: a decode-sized batch of whole 32-element blocks.
+func (d *Device) q8Next(o *Buffer) bool {
+	return !d.noFuse && o.rows < gemmMinRows && o.cols%32 == 0
 }
 
 // RoPE rotates x (n, heads·headDim) in place; row i is at position positions[i].
@@ -58,9 +86,8 @@ func (d *Device) RoPE(x, positions backend.Buffer, r backend.Rope) {
 	if r.NeoX {
 		neox = 1
 	}
-	pairs := v.cols / r.HeadDim * r.Dims / 2
-	a := new(args).ptr(v.ptr).ptr(p.ptr).ptr(factors).i32(v.cols).i32(r.HeadDim).i32(r.Dims).f32(r.Base).f32(scale).i32(neox)
-	d.run("rope_f32", dim3{v.rows, ceilDiv(pairs, threads), 1}, dim3{threads, 1, 1}, a)
+	rp := ropeParams{pos: p.ptr, factors: factors, headDim: r.HeadDim, dims: r.Dims, base: r.Base, scale: scale, neox: neox}
+	d.holdPair(&heldPair{rope: true, a: v, rows: p, rp: rp})
 }
 
 // SetRows stores row i of src (n, cols) F32 into row rows[i] of dst (F32 or F16).
@@ -68,22 +95,51 @@ func (d *Device) SetRows(dst, src, rows backend.Buffer) {
 	o, s, r := d.buffer(dst, "SetRows dst"), d.buffer(src, "SetRows src"), d.buffer(rows, "SetRows rows")
 	need(s.dt == tensor.F32 && (o.dt == tensor.F32 || o.dt == tensor.F16) && o.cols == s.cols, "SetRows: dst %v (%d, %d), src %v (%d, %d)", o.dt, o.rows, o.cols, s.dt, s.rows, s.cols)
 	need(r.dt == tensor.I32 && r.rows == s.rows, "SetRows: rows %v (%d, %d) for %d rows", r.dt, r.rows, r.cols, s.rows)
-	a := new(args).ptr(o.ptr).ptr(s.ptr).ptr(r.ptr).i32(s.cols)
-	d.run("set_rows_"+typeName(o.dt), dim3{s.rows, ceilDiv(s.cols, threads), 1}, dim3{threads, 1, 1}, a)
+	d.holdPair(&heldPair{dst: o, a: s, rows: r})
 }
 
 // SwiGLU sets dst = silu(gate) ⊙ up, element-wise.
 func (d *Device) SwiGLU(dst, gate, up backend.Buffer) {
 	o, g, u := d.buffer(dst, "SwiGLU dst"), d.buffer(gate, "SwiGLU gate"), d.buffer(up, "SwiGLU up")
 	need(sameF32(o, g) && sameF32(o, u), "SwiGLU: shapes or types differ")
-	d.elementwise("swiglu_f32", new(args).ptr(o.ptr).ptr(g.ptr).ptr(u.ptr), o.rows*o.cols)
+	if !d.q8Next(o) {
+		d.elementwise("swiglu_f32", new(args).ptr(o.ptr).ptr(g.ptr).ptr(u.ptr), o.rows*o.cols)
+		return
+	}
+	n := o.rows * o.cols
+	grid, block := dim3{min(ceilDiv(n, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}
+	d.enqueue("swiglu_q8", func() error {
+		a := new(args).ptr(o.ptr).ptr(g.ptr).ptr(u.ptr)
+		if !d.has("swiglu_q8") {
+			return d.launch("swiglu_f32", grid, block, a.u64(uint64(n)))
+		}
+		xq, xd, err := d.q8Scratch(o.rows, o.cols)
+		if err != nil {
+			return err
+		}
+		if err := d.launch("swiglu_q8", grid, block, a.ptr(xq).ptr(xd).u64(uint64(n))); err != nil {
+			return err
+		}
+		d.q8 = q8Cache{ptr: o.ptr, rows: o.rows, cols: o.cols, valid: true}
+		return nil
+	})
 }
 
 // Add sets dst += x, element-wise.
 func (d *Device) Add(dst, x backend.Buffer) {
 	o, v := d.buffer(dst, "Add dst"), d.buffer(x, "Add x")
 	need(sameF32(o, v), "Add: shapes or types differ")
-	d.elementwise("add_f32", new(args).ptr(o.ptr).ptr(v.ptr), o.rows*o.cols)
+	n := o.rows * o.cols
+	d.enqueueFused("add_f32", true, func() error {
+		if d.addHeld(o, v) { // the residual add of a held mat-vec: its epilogue
+			return d.flush()
+		}
+		if err := d.flush(); err != nil {
+			return err
+		}
+		a := new(args).ptr(o.ptr).ptr(v.ptr).u64(uint64(n))
+		return d.launch("add_f32", dim3{min(ceilDiv(n, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a)
+	})
 }
 
 // Copy copies src into dst of the same shape, converting between F32 and F16.

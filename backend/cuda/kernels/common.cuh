@@ -26,6 +26,11 @@ static __device__ __forceinline__ float warp_max(float v) {
 	return v;
 }
 
+// i2f converts an integer of magnitude below 2^22 to float exactly, with an integer and
+// a float add (full rate) instead of I2F, which Ampere and Hopper issue at 16 a clock per
+// SM: the dp4a sums of the mat-vec kernels are converted once per lane and weight row.
+static __device__ __forceinline__ float i2f(int v) { return __int_as_float(0x4B400000 + v) - 12582912.0f; }
+
 // half_at reads the IEEE half at p (2-byte aligned) as a float.
 static __device__ __forceinline__ float half_at(const u8 *p) {
 	return __half2float(__ushort_as_half(*(const u16 *)p));
@@ -43,4 +48,14 @@ static __device__ __forceinline__ float block_sum(float v, float *scratch) {
 	v = warp_sum(v);
 	__syncthreads();
 	return v;
+}
+
+// q8_store quantizes one block of 32 activations, one per lane of a full warp, the way
+// quantize_q8 (matvec.cu) does: lane l's value v goes to *q as int8, and lane 0 stores
+// the block's scale (rounded through f16) at *d.
+static __device__ __forceinline__ void q8_store(float v, signed char *q, float *d) {
+	const float amax = warp_max(fabsf(v)) / 127.0f;
+	const float id = amax != 0.0f ? 1.0f / amax : 0.0f;
+	*q = (signed char)roundf(v * id);
+	if (threadIdx.x % WARP == 0) *d = __half2float(__float2half_rn(amax));
 }

@@ -9,9 +9,19 @@
 //                      those 8 weights times 8 activations quantized to int8 (xa: elements
 //                      i0..i0+3, xb: i1..i1+3, block scale dx), by dp4a integer dot
 //                      products, as llama.cpp's MMVQ does
+// A format whose lane's two runs of 4 lie in two different 32-element blocks (Q4_K)
+// sets TwoScales<T> and has instead
+//   vdot2(chunk, l, xa, xb, dxa, dxb)
+//                      the same, with the block scales of xa's and xb's elements apart.
 // Layouts and formulas follow ggml's dequantize_row_* (ggml-quants.c).
 #pragma once
 #include "common.cuh"
+
+// TwoScales<T>::value says whether T uses vdot2 (see above).
+template <class T>
+struct TwoScales {
+	enum { value = 0 };
+};
 
 struct F32W {
 	enum { QK = 1, BYTES = 4 };
@@ -81,7 +91,7 @@ struct Q4_0W {
 		const u8 *b = c + (l / 4) * BYTES;
 		const int q = (int)u32_at(b + 2 + 4 * (l % 4));
 		const int sumi = __dp4a(q & 0x0F0F0F0F, xa, __dp4a((q >> 4) & 0x0F0F0F0F, xb, 0));
-		return half_at(b) * dx * (float)(sumi - 8 * sum8(xa, xb));
+		return half_at(b) * dx * i2f(sumi - 8 * sum8(xa, xb));
 	}
 };
 
@@ -99,7 +109,7 @@ struct Q4_1W {
 		const u8 *b = c + (l / 4) * BYTES;
 		const int q = *(const int *)(b + 4 + 4 * (l % 4));
 		const int sumi = __dp4a(q & 0x0F0F0F0F, xa, __dp4a((q >> 4) & 0x0F0F0F0F, xb, 0));
-		return dx * (half_at(b) * (float)sumi + half_at(b + 2) * (float)sum8(xa, xb));
+		return dx * (half_at(b) * i2f(sumi) + half_at(b + 2) * i2f(sum8(xa, xb)));
 	}
 };
 
@@ -122,7 +132,7 @@ struct Q5_0W {
 		const int q = (int)u32_at(b + 6 + 4 * p);
 		const int lo = (q & 0x0F0F0F0F) | spread4(qh >> (4 * p)), hi = ((q >> 4) & 0x0F0F0F0F) | spread4(qh >> (16 + 4 * p));
 		const int sumi = __dp4a(lo, xa, __dp4a(hi, xb, 0));
-		return half_at(b) * dx * (float)(sumi - 16 * sum8(xa, xb));
+		return half_at(b) * dx * i2f(sumi - 16 * sum8(xa, xb));
 	}
 };
 
@@ -145,7 +155,7 @@ struct Q5_1W {
 		const int q = *(const int *)(b + 8 + 4 * p);
 		const int lo = (q & 0x0F0F0F0F) | spread4(qh >> (4 * p)), hi = ((q >> 4) & 0x0F0F0F0F) | spread4(qh >> (16 + 4 * p));
 		const int sumi = __dp4a(lo, xa, __dp4a(hi, xb, 0));
-		return dx * (half_at(b) * (float)sumi + half_at(b + 2) * (float)sum8(xa, xb));
+		return dx * (half_at(b) * i2f(sumi) + half_at(b + 2) * i2f(sum8(xa, xb)));
 	}
 };
 
@@ -164,7 +174,7 @@ struct Q8_0W {
 		const u8 *b = c + (l / 4) * BYTES;
 		const u8 *q = b + 2 + 8 * (l % 4);
 		const int sumi = __dp4a((int)u32_at(q), xa, __dp4a((int)u32_at(q + 4), xb, 0));
-		return half_at(b) * dx * (float)sumi;
+		return half_at(b) * dx * i2f(sumi);
 	}
 };
 
@@ -216,7 +226,11 @@ struct Q3_KW {
 };
 
 // Q4_K: half d, dmin; u8 scales[12]; u8 qs[128]. Sub-block j (32 elements) is the low
-// (j even) or high (j odd) nibbles of qs[32·(j/2) ...+32].
+// (j even) or high (j odd) nibbles of qs[32·(j/2) ...+32]. Lane l (c = l/8, p = l%8)
+// reads the aligned word qs[32c+4p ...+4]: its low nibbles are elements 4p.. of
+// sub-block 2c, its high nibbles elements 4p.. of sub-block 2c+1, so that a warp reads
+// the 128 quant bytes once, with one 4-byte load a lane, and the header with broadcast
+// loads.
 struct Q4_KW {
 	enum { QK = 256, BYTES = 144 };
 	static __device__ __forceinline__ float elem(const u8 *row, int e) {
@@ -227,16 +241,36 @@ struct Q4_KW {
 		const int q = (b[16 + c * 32 + l] >> (4 * hi)) & 0xF;
 		return half_at(b) * sc * (float)q - half_at(b + 2) * m;
 	}
-	static __device__ __forceinline__ void offsets(int l, int &i0, int &i1) { offsets_run(l, i0, i1); }
-	static __device__ __forceinline__ float vdot(const u8 *b, int l, int xa, int xb, float dx) {
-		const int j = l / 4, p = l % 4;
-		float sc, m;
-		scale_min_k4(j, b + 4, &sc, &m);
-		const uint2 q = *(const uint2 *)(b + 16 + (j / 2) * 32 + 8 * p);
-		const int sh = 4 * (j % 2);
-		const int sumi = __dp4a((int)(q.x >> sh) & 0x0F0F0F0F, xa, __dp4a((int)(q.y >> sh) & 0x0F0F0F0F, xb, 0));
-		return dx * (half_at(b) * sc * (float)sumi - half_at(b + 2) * m * (float)sum8(xa, xb));
+	static __device__ __forceinline__ void offsets(int l, int &i0, int &i1) {
+		i0 = 64 * (l / 8) + 4 * (l % 8);
+		i1 = i0 + 32;
 	}
+	static __device__ __forceinline__ float vdot2(const u8 *b, int l, int xa, int xb, float dxa, float dxb) {
+		const int c = l / 8, p = l % 8;
+		const float2 dm = __half22float2(*(const __half2 *)b); // d, dmin
+		// The scales and mins of sub-blocks 2c and 2c+1 as byte pairs (llama.cpp's
+		// vec_dot_q4_K_q8_1): scale_min_k4 on 16-bit halves of the 12 scale bytes.
+		const u16 *s16 = (const u16 *)(b + 4);
+		u32 scp, mp;
+		if (c < 2) {
+			scp = s16[c] & 0x3f3f;
+			mp = s16[c + 2] & 0x3f3f;
+		} else {
+			scp = (s16[c + 2] & 0x0f0f) | ((s16[c - 2] & 0xc0c0) >> 2);
+			mp = ((s16[c + 2] >> 4) & 0x0f0f) | ((s16[c] & 0xc0c0) >> 2);
+		}
+		const int q = *(const int *)(b + 16 + 32 * c + 4 * p); // 144-byte blocks: aligned
+		const int sa = __dp4a(q & 0x0F0F0F0F, xa, 0), sb = __dp4a((q >> 4) & 0x0F0F0F0F, xb, 0);
+		const int na = __dp4a(0x01010101, xa, 0), nb = __dp4a(0x01010101, xb, 0);
+		// Integer products, then exact conversions without I2F (see i2f).
+		return dxa * (dm.x * i2f((int)(scp & 0xFF) * sa) - dm.y * i2f((int)(mp & 0xFF) * na)) +
+		       dxb * (dm.x * i2f((int)(scp >> 8) * sb) - dm.y * i2f((int)(mp >> 8) * nb));
+	}
+};
+
+template <>
+struct TwoScales<Q4_KW> {
+	enum { value = 1 };
 };
 
 // Q5_K: half d, dmin; u8 scales[12]; u8 qh[32]; u8 qs[128].
@@ -270,12 +304,12 @@ struct Q6_KW {
 	static __device__ __forceinline__ void offsets(int l, int &i0, int &i1) { offsets_run(l, i0, i1); }
 	static __device__ __forceinline__ float vdot(const u8 *b, int l, int xa, int xb, float dx) {
 		const int j = l / 4, p = l % 4, n = j / 4, k = j % 4;
-		const float s = half_at(b + 208) * (float)(signed char)b[192 + n * 8 + p / 2 + 2 * k];
+		const float s = half_at(b + 208) * i2f((signed char)b[192 + n * 8 + p / 2 + 2 * k]);
 		const u8 *ql = b + n * 64 + (k & 1) * 32 + 8 * p, *qh = b + 128 + n * 32 + 8 * p;
 		const int shl = k >= 2 ? 4 : 0;
 		const int a = ((int)(u32_at(ql) >> shl) & 0x0F0F0F0F) | ((int)((u32_at(qh) >> (2 * k)) & 0x03030303) << 4);
 		const int c = ((int)(u32_at(ql + 4) >> shl) & 0x0F0F0F0F) | ((int)((u32_at(qh + 4) >> (2 * k)) & 0x03030303) << 4);
 		const int sumi = __dp4a(a, xa, __dp4a(c, xb, 0));
-		return s * dx * (float)(sumi - 32 * sum8(xa, xb));
+		return s * dx * i2f(sumi - 32 * sum8(xa, xb));
 	}
 };

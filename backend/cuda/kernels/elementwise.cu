@@ -13,6 +13,19 @@ extern "C" __global__ void swiglu_f32(float *dst, const float *gate, const float
 	}
 }
 
+// swiglu_q8 is swiglu_f32 that also quantizes dst for the mat-vec kernels, as
+// quantize_q8 would: xq (n) int8, xd (n/32) scales. n % 32 == 0 and the launch's
+// blockDim.x % 32 == 0, so each warp takes whole blocks of 32.
+extern "C" __global__ void swiglu_q8(float *dst, const float *gate, const float *up, signed char *xq, float *xd,
+                                     i64 n) {
+	FOR_EACH_INDEX(i, n) {
+		const float g = gate[i];
+		const float v = g / (1.0f + expf(-g)) * up[i];
+		dst[i] = v;
+		q8_store(v, xq + i, xd + i / 32);
+	}
+}
+
 // add_f32: dst += x.
 extern "C" __global__ void add_f32(float *dst, const float *x, i64 n) {
 	FOR_EACH_INDEX(i, n) dst[i] += x[i];

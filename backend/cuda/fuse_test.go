@@ -1,0 +1,170 @@
+package cuda
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/infergo/infer/backend"
+	"github.com/infergo/infer/tensor"
+)
+
+// miniBlock is a small llama block's decode step on one device: the call sequence the
+// model issues, which the fusions of fuse.go rewrite.
+type miniBlock struct {
+	d                            *Device
+	x, xb, q, k, v, o, g, u, h   backend.Buffer
+	att, kc, vc, pos             backend.Buffer
+	norm, wq, wk, wv, wo, wg, wu backend.Buffer
+	wd                           backend.Buffer
+}
+
+func newMiniBlock(t testing.TB, d *Device, wt tensor.DType) *miniBlock {
+	const dim, ff = 512, 1024
+	r := rand.New(rand.NewPCG(7, uint64(wt)))
+	alloc := func(dt tensor.DType, rows, cols int) backend.Buffer {
+		b, err := d.Alloc(dt, rows, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := make([]byte, dt.RowBytes(cols)*rows)
+		if dt == tensor.F32 {
+			f := tensor.Float32s(raw)
+			for i := range f {
+				f[i] = float32(r.NormFloat64())
+			}
+		} else {
+			for i := range raw {
+				raw[i] = byte(r.Uint32())
+			}
+			fixScales(dt, raw)
+		}
+		if err := d.Upload(b, raw); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	m := &miniBlock{d: d}
+	m.x, m.xb, m.q, m.o = alloc(tensor.F32, 1, dim), alloc(tensor.F32, 1, dim), alloc(tensor.F32, 1, dim), alloc(tensor.F32, 1, dim)
+	m.k, m.v = alloc(tensor.F32, 1, dim/2), alloc(tensor.F32, 1, dim/2)
+	m.g, m.u, m.h = alloc(tensor.F32, 1, ff), alloc(tensor.F32, 1, ff), alloc(tensor.F32, 1, ff)
+	m.norm = alloc(tensor.F32, 1, dim)
+	m.att, m.kc, m.vc = alloc(tensor.F32, 1, dim), alloc(tensor.F16, 8, dim/2), alloc(tensor.F16, 8, dim/2)
+	m.pos = alloc(tensor.I32, 1, 1)
+	if err := d.Upload(m.pos, []byte{3, 0, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	m.wq, m.wk, m.wv, m.wo = alloc(wt, dim, dim), alloc(wt, dim/2, dim), alloc(wt, dim/2, dim), alloc(wt, dim, dim)
+	m.wg, m.wu, m.wd = alloc(wt, ff, dim), alloc(wt, ff, dim), alloc(wt, dim, ff)
+	return m
+}
+
+// step enqueues the block: norm, q/k/v, RoPE of q and k, the cache stores, attention
+// (8 heads of 64 over 4 K/V heads at position 3), o with the residual add, norm,
+// gate/up, SwiGLU, down with the residual add; x is normalised after attention to keep
+// values bounded.
+func (m *miniBlock) step() {
+	d := m.d
+	rope := backend.Rope{HeadDim: 64, Dims: 64, Base: 10000, Scale: 1}
+	d.RMSNorm(m.xb, m.x, m.norm, 1e-5)
+	d.MatMul(m.q, m.wq, m.xb)
+	d.MatMul(m.k, m.wk, m.xb)
+	d.MatMul(m.v, m.wv, m.xb)
+	d.RoPE(m.q, m.pos, rope)
+	d.RoPE(m.k, m.pos, rope)
+	d.SetRows(m.kc, m.k, m.pos)
+	d.SetRows(m.vc, m.v, m.pos)
+	d.Attention(m.att, m.q, m.kc, m.vc, m.pos, backend.Attention{Heads: 8, KVHeads: 4, HeadDim: 64, Scale: 0.125})
+	d.MatMul(m.o, m.wo, m.att)
+	d.Add(m.x, m.o)
+	d.RMSNorm(m.x, m.x, m.norm, 1e-5)
+	d.RMSNorm(m.xb, m.x, m.norm, 1e-5)
+	d.MatMul(m.g, m.wg, m.xb)
+	d.MatMul(m.u, m.wu, m.xb)
+	d.SwiGLU(m.h, m.g, m.u)
+	d.MatMul(m.o, m.wd, m.h)
+	d.Add(m.x, m.o)
+}
+
+// state downloads the block's activations.
+func (m *miniBlock) state(t testing.TB) [][]float32 {
+	var out [][]float32
+	for _, b := range []backend.Buffer{m.x, m.xb, m.q, m.k, m.v, m.o, m.g, m.u, m.h, m.att} {
+		raw := make([]byte, b.(*Buffer).Bytes())
+		if err := m.d.Download(raw, b); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tensor.Float32s(raw))
+	}
+	return out
+}
+
+// TestFusion runs a block step with the fusions and without and expects the same bits:
+// the fused kernels keep the unfused ones' arithmetic and order.
+func TestFusion(t *testing.T) {
+	d := openTest(t)
+	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K, tensor.F16} {
+		t.Run(wt.String(), func(t *testing.T) {
+			var got [2][][]float32
+			for i, noFuse := range []bool{true, false} {
+				d.noFuse = noFuse
+				m := newMiniBlock(t, d, wt)
+				m.step()
+				m.step()
+				got[i] = m.state(t)
+			}
+			d.noFuse = false
+			names := []string{"x", "xb", "q", "k", "v", "o", "g", "u", "h", "att"}
+			for b := range got[0] {
+				maxDiff := 0.0
+				for i := range got[0][b] {
+					want, have := float64(got[0][b][i]), float64(got[1][b][i])
+					if math.IsNaN(have) || math.IsNaN(want) {
+						t.Fatalf("%s[%d]: NaN (fused %v, unfused %v)", names[b], i, have, want)
+					}
+					maxDiff = max(maxDiff, math.Abs(want-have))
+				}
+				if maxDiff > 0 {
+					t.Errorf("%s: fused differs from unfused by up to %g", names[b], maxDiff)
+				}
+			}
+		})
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRecord records a block step, replays it on new inputs and compares with running
+// it directly; freeing a buffer the graph uses drops it.
+func TestRecord(t *testing.T) {
+	d := openTest(t)
+	m := newMiniBlock(t, d, tensor.Q4_0)
+	ref := newMiniBlock(t, d, tensor.Q4_0) // same seed: same weights and inputs
+	calls := 0
+	for step := range 3 {
+		if err := d.Record("block", func() { calls++; m.step() }); err != nil {
+			t.Fatal(err)
+		}
+		ref.step()
+		a, b := m.state(t), ref.state(t)
+		for i := range a[0] {
+			if a[0][i] != b[0][i] {
+				t.Fatalf("step %d: x[%d] = %v replayed, %v direct", step, i, a[0][i], b[0][i])
+			}
+		}
+	}
+	if calls != 1 {
+		t.Fatalf("enqueue called %d times, want 1", calls)
+	}
+	d.Free(m.h)
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	n := len(d.graphs)
+	d.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d graphs kept after freeing a buffer they use, want 0", n)
+	}
+}
