@@ -25,7 +25,6 @@ const (
 	blasOpT      = 1
 	cudaR32F     = 0
 	cudaR16F     = 2
-	cudaR16BF    = 14
 	blasCompute  = 68 // CUBLAS_COMPUTE_32F
 	scalarsBytes = 8
 )
@@ -98,8 +97,8 @@ func (b *blas) reserve(n int, stream C.CUstream) (C.CUdeviceptr, error) {
 	return b.scratch.ptr, nil
 }
 
-// gemm sets dst (n, out) F32 = x (n, in) · wᵀ, w (out, in), both of type typ (cudaR32F,
-// cudaR16F or cudaR16BF), accumulating in F32. Row-major (n, out) is column-major (out, n), so this is
+// gemm sets dst (n, out) F32 = x (n, in) · wᵀ, w (out, in), both of type typ (cudaR32F or
+// cudaR16F), accumulating in F32. Row-major (n, out) is column-major (out, n), so this is
 // C = op_T(W) · X in cuBLAS's terms.
 func (b *blas) gemm(dst, w, x C.CUdeviceptr, typ, out, in, n int) error {
 	alpha := (*C.float)(b.scalars)

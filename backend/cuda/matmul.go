@@ -138,9 +138,6 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 	if w.dt == tensor.F32 {
 		return d.blas.gemm(C.CUdeviceptr(o.ptr), C.CUdeviceptr(w.ptr), C.CUdeviceptr(x.ptr), cudaR32F, out, in, n)
 	}
-	if w.dt == tensor.BF16 {
-		return d.gemmBF16(o, w, x)
-	}
 	wHalf := 0 // bytes of dequantized weights in scratch; 0 when w is F16 already
 	if w.dt != tensor.F16 {
 		wHalf = out * in * 2
@@ -167,27 +164,6 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 		return err
 	}
 	return d.blas.gemm(C.CUdeviceptr(o.ptr), wp, xp, cudaR16F, out, in, n)
-}
-
-// gemmBF16 is MatMul of BF16 weights through cuBLAS in BF16 with F32 accumulation, the
-// activations rounded to BF16 first as the CPU path (and llama.cpp's) does, so the two
-// backends agree; it runs under do.
-func (d *Device) gemmBF16(o, w, x *Buffer) error {
-	in, n := w.cols, x.rows
-	if d.blas.grows(n * in * 2) {
-		if err := d.dropGraphs(nil); err != nil { // recorded graphs may use the old scratch
-			return err
-		}
-	}
-	xp, err := d.blas.reserve(n*in*2, d.stream)
-	if err != nil {
-		return err
-	}
-	a := new(args).ptr(uint64(xp)).ptr(x.ptr).u64(uint64(n * in))
-	if err := d.launch("copy_f32_bf16", dim3{min(ceilDiv(n*in, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a); err != nil {
-		return err
-	}
-	return d.blas.gemm(C.CUdeviceptr(o.ptr), C.CUdeviceptr(w.ptr), xp, cudaR16BF, w.rows, in, n)
 }
 
 // quantized reports whether dt is a block format (its mat-vec kernels take int8 activations).

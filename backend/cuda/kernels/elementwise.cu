@@ -39,15 +39,6 @@ extern "C" __global__ void copy_f32_f16(__half *dst, const float *src, i64 n) {
 	FOR_EACH_INDEX(i, n) dst[i] = __float2half_rn(src[i]);
 }
 
-// copy_f32_bf16 rounds to nearest even (NaNs stay quiet NaNs), as ggml's
-// GGML_FP32_TO_BF16 does: BF16 weights multiply activations rounded this way on the CPU.
-extern "C" __global__ void copy_f32_bf16(u16 *dst, const float *src, i64 n) {
-	FOR_EACH_INDEX(i, n) {
-		const u32 u = __float_as_uint(src[i]);
-		dst[i] = (u & 0x7fffffffu) > 0x7f800000u ? (u16)((u >> 16) | 64) : (u16)((u + (0x7fffu + ((u >> 16) & 1))) >> 16);
-	}
-}
-
 extern "C" __global__ void copy_f16_f32(float *dst, const __half *src, i64 n) {
 	FOR_EACH_INDEX(i, n) dst[i] = __half2float(src[i]);
 }
