@@ -10,6 +10,9 @@ var (
 	// can be used on YMM registers (AVX512F, AVX512BW, AVX512VL, AVX512_VNNI, and the OS
 	// saves the AVX-512 state).
 	hasVNNI = hasAVX2 && cpuHasVNNI()
+
+	// hasFMA is set when, besides AVX2, the CPU has the FMA3 instructions.
+	hasFMA = hasAVX2 && cpuHasFMA()
 )
 
 // cpuid executes the CPUID instruction for leaf eax, sub-leaf ecx.
@@ -52,4 +55,9 @@ func cpuHasVNNI() bool {
 	)
 	const need = avx512f | avx512bw | avx512vl
 	return b7&need == need && c7&vnni != 0
+}
+
+func cpuHasFMA() bool {
+	_, _, c1, _ := cpuid(1, 0)
+	return c1&(1<<12) != 0
 }

@@ -17,3 +17,16 @@ func dotQ3K(n int, w, x []byte) float32  { return dotQ3KGo(n, w, x) }
 func dotQ4K(n int, w, x []byte) float32  { return dotQ4KGo(n, w, x) }
 func dotQ5K(n int, w, x []byte) float32  { return dotQ5KGo(n, w, x) }
 func dotQ6K(n int, w, x []byte) float32  { return dotQ6KGo(n, w, x) }
+
+func dotQ8_0x86(n int, w, x []byte) float32     { return dotQ8_0x86Go(n, w, x) }
+func dotQ5_0x86(n int, w, x []byte) float32     { return dotQ5_0x86Go(n, w, x) }
+func quantizeQ8_0x86(dst []byte, src []float32) { quantizeQ8_0x86Go(dst, src) }
+func quantizeQ8_1x86(dst []byte, src []float32) { quantizeQ8_1x86Go(dst, src) }
+
+func dotQ8_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ8_0x86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+func dotQ5_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ5_0x86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}

@@ -3,6 +3,7 @@ package tensor
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/x448/float16"
@@ -113,5 +114,58 @@ func TestBF16(t *testing.T) {
 	}
 	if got := F32ToBF16(math.MaxFloat32); got != 0x7F80 {
 		t.Errorf("F32ToBF16(MaxFloat32) = %#04x, want +Inf 0x7f80", got)
+	}
+}
+
+// f32ToF16Trick is ggml_compute_fp32_to_fp16 as ggml writes it (the float trick of
+// Maratyszcza/FP16: scaling by 2^112 then 2^-110 rounds the mantissa in hardware), the
+// model F32ToF16's integer version is checked against.
+func f32ToF16Trick(f float32) uint16 {
+	const scaleToInf, scaleToZero float32 = 0x1p+112, 0x1p-110
+	base := float32(float32(abs32(f)*scaleToInf) * scaleToZero)
+	w := math.Float32bits(f)
+	shl1w := w + w
+	sign := w & 0x80000000
+	bias := shl1w & 0xFF000000
+	if bias < 0x71000000 {
+		bias = 0x71000000
+	}
+	base = math.Float32frombits(bias>>1+0x07800000) + base
+	bits := math.Float32bits(base)
+	expBits := (bits >> 13) & 0x00007C00
+	mantBits := bits & 0x00000FFF
+	if shl1w > 0xFF000000 {
+		return uint16(sign>>16) | 0x7E00
+	}
+	return uint16(sign>>16) | uint16(expBits+mantBits)
+}
+
+// TestF32ToF16MatchesGgml compares F32ToF16 with ggml's float trick on every float32 of
+// the subnormal and overflow boundary ranges and on a stride through all the others
+// (with INFER_EXHAUSTIVE=1 in the environment: on all 2^32, about 20 s).
+func TestF32ToF16MatchesGgml(t *testing.T) {
+	check := func(u uint32) {
+		f := math.Float32frombits(u)
+		if got, want := F32ToF16(f), f32ToF16Trick(f); got != want {
+			t.Fatalf("F32ToF16(%g [%#08x]) = %#04x, ggml %#04x", f, u, got, want)
+		}
+	}
+	step := uint64(61)
+	if os.Getenv("INFER_EXHAUSTIVE") == "1" {
+		step = 1
+	}
+	for u := uint64(0); u < 1<<32; u += step {
+		check(uint32(u))
+	}
+	for _, sign := range []uint32{0, 1 << 31} {
+		for u := uint32(0x33000000) - 4096; u < 0x38800000+4096; u++ { // 2^-25 .. 2^-14
+			check(sign | u)
+		}
+		for u := uint32(0x477fe000) - 4096; u < 0x47800000+4096; u++ { // 65504 .. 2^16
+			check(sign | u)
+		}
+		for u := uint32(0x7f800000) - 4096; u < 0x7f800000+4096; u++ { // Inf, NaNs
+			check(sign | u)
+		}
 	}
 }

@@ -17,7 +17,9 @@ type matmulTask struct {
 	w        []byte    // (out, in) of wt
 	xq       []byte    // (n, in) of wt.VecDotType()
 	wt, qt   tensor.DType
+	quant    func(dst []byte, src []float32) // tensor.ActivationQuantizer(qt)
 	dot      func(n int, w, x []byte) float32
+	tile     func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) // dot's tile form, or nil
 	n, in    int
 	out      int
 }
@@ -26,12 +28,15 @@ func (t *matmulTask) run(_, lo, hi int) {
 	if t.quantize {
 		rb := t.qt.RowBytes(t.in)
 		for i := lo; i < hi; i++ {
-			// Lengths were checked by MatMul, so Quantize cannot fail here.
-			_ = quantizeActivations(t.qt, t.xq[i*rb:(i+1)*rb], t.x[i*t.in:(i+1)*t.in])
+			t.quant(t.xq[i*rb:(i+1)*rb], t.x[i*t.in:(i+1)*t.in])
 		}
 		return
 	}
 	wrb, xrb := t.wt.RowBytes(t.in), t.qt.RowBytes(t.in)
+	if t.tile != nil {
+		t.tile(t.in, t.w[lo*wrb:hi*wrb], wrb, hi-lo, t.xq, xrb, t.n, t.dst[lo:], t.out)
+		return
+	}
 	for o := lo; o < hi; o++ {
 		wrow := t.w[o*wrb : (o+1)*wrb]
 		for i := 0; i < t.n; i++ {
@@ -42,8 +47,9 @@ func (t *matmulTask) run(_, lo, hi int) {
 
 // MatMul sets dst (n, out) = x (n, in) · wᵀ for w (out, in) of any weight type. As in
 // ggml_compute_forward_mul_mat, x is first converted to w.DType().VecDotType() (Q8_0
-// for Q4_0, Q8_K for the k-quants, F16 for F16; F32 stays F32), then each output is one
-// tensor.DotFunc(w) dot product.
+// for Q4_0, Q8_K for the k-quants, F16 for F16; F32 stays F32) with the x86 backend's
+// quantizers (tensor.QuantizeActivations), then each output is one dot product
+// (mulMatDot, computed by tiles with tensor.X86DotTileFunc where there is one).
 func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	o := d.arg("MatMul", "dst", dst, tensor.F32)
 	wb := d.arg("MatMul", "w", w)
@@ -54,8 +60,12 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		return
 	}
 	defer d.mu.Unlock()
-	dot, err := matmulDot(wb.dt, xb.rows, wb.cols, wb.rows)
+	dot, err := mulMatDot(wb.dt, xb.rows, wb.cols, wb.rows)
 	qt := wb.dt.VecDotType()
+	var quant func(dst []byte, src []float32)
+	if err == nil && qt != tensor.F32 {
+		quant, err = tensor.ActivationQuantizer(qt)
+	}
 	if err == nil && wb.cols%qt.BlockSize() != 0 {
 		err = fmt.Errorf("row of %d is not a multiple of %v's block", wb.cols, qt)
 	}
@@ -64,16 +74,11 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		return
 	}
 	t := &d.mm
-	*t = matmulTask{dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
+	*t = matmulTask{tile: tensor.X86DotTileFunc(wb.dt), dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, quant: quant, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
 	if qt == tensor.F32 {
 		t.xq = xb.data
 	} else {
 		t.xq = d.scratch(xb.rows * qt.RowBytes(wb.cols))
-		if err := quantizeActivations(qt, t.xq[:qt.RowBytes(wb.cols)], t.x[:wb.cols]); err != nil {
-			d.fail(fmt.Errorf("cpu: MatMul: activations to %v: %w", qt, err))
-			*t = matmulTask{}
-			return
-		}
 		t.quantize = true
 		d.pool.parallel(t, t.n, 1)
 		t.quantize = false
@@ -90,3 +95,22 @@ func (d *Device) scratch(n int) []byte {
 	}
 	return d.xq[:n]
 }
+
+// mulMatDot is the dot product MatMul uses: matmulDot's, except for the weight types
+// whose x86 float order the tensor package implements (Q8_0, Q5_0: tensor.X86DotFunc),
+// which it returns directly.
+func mulMatDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float32, error) {
+	if f := tensor.X86DotFunc(wt); f != nil {
+		return f, nil
+	}
+	return matmulDot(wt, n, in, out)
+}
+
+// dotQ8_0x86 and dotQ5_0x86 are the Q8_0 and Q5_0 dots of matmulDot (simd.go): llama.cpp's
+// AVX2 ggml_vec_dot_q{8,5}_0_q8_0 order (and tinyBLAS_Q0_AVX's for batches), from the
+// tensor package. MatMul calls tensor's functions directly (mulMatDot).
+func dotQ8_0x86(n int, w, x []byte) float32 { return x86Dot(tensor.Q8_0, n, w, x) }
+
+func dotQ5_0x86(n int, w, x []byte) float32 { return x86Dot(tensor.Q5_0, n, w, x) }
+
+func x86Dot(wt tensor.DType, n int, w, x []byte) float32 { return tensor.X86DotFunc(wt)(n, w, x) }

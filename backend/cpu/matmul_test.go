@@ -9,9 +9,10 @@ import (
 )
 
 // TestMatMulExact checks that every output is bit for bit the dot product llama.cpp's
-// CPU mul_mat would use (matmulDot: tinyBLAS or vec_dot for F32 and F16, the tensor
-// package's vec_dot for quantized types) of the weight row with the activation row
-// converted once to the vec-dot type, for batches of 1 and 6, 28 output rows (tinyBLAS
+// CPU mul_mat would use (mulMatDot: tinyBLAS or vec_dot for F32 and F16, the tensor
+// package's vec_dot, in the x86 order for Q8_0 and Q5_0, for quantized types) of the
+// weight row with the activation row converted once to the vec-dot type
+// (tensor.QuantizeActivations), for batches of 1 and 6, 28 output rows (tinyBLAS
 // takes F32/F16 batches) and 29 (it declines), and several thread counts.
 func TestMatMulExact(t *testing.T) {
 	const in = 512
@@ -44,11 +45,11 @@ func testMatMulExact(t *testing.T, wt tensor.DType, in, out int) {
 		}
 		xq := make([]byte, n*xrb)
 		for i := 0; i < n; i++ {
-			if err := tensor.Quantize(qt, xq[i*xrb:(i+1)*xrb], x[i*in:(i+1)*in]); err != nil {
+			if err := tensor.QuantizeActivations(qt, xq[i*xrb:(i+1)*xrb], x[i*in:(i+1)*in]); err != nil {
 				t.Skipf("quantize activations: %v", err)
 			}
 		}
-		dot, err := matmulDot(wt, n, in, out)
+		dot, err := mulMatDot(wt, n, in, out)
 		if err != nil {
 			t.Skipf("dot: %v", err)
 		}
@@ -79,4 +80,31 @@ func runMatMul(t *testing.T, threads int, wt tensor.DType, wq []byte, x []float3
 		t.Fatal(err)
 	}
 	return dst.(*Buffer).f32()
+}
+
+// TestMatMulDoesNotAllocate: once the scratch has grown, MatMul allocates nothing, for
+// the types with and without an x86-order dot.
+func TestMatMulDoesNotAllocate(t *testing.T) {
+	const in, out, n = 256, 32, 5
+	for _, wt := range []tensor.DType{tensor.Q8_0, tensor.Q5_0, tensor.Q4_0, tensor.Q4_K, tensor.F16} {
+		d := New(2)
+		wq := make([]byte, wt.RowBytes(out*in))
+		if err := tensor.Quantize(wt, wq, make([]float32, out*in)); err != nil {
+			t.Fatal(err)
+		}
+		wb, err := d.Wrap(wt, out, in, wq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		xb, _ := d.Alloc(tensor.F32, n, in)
+		dst, _ := d.Alloc(tensor.F32, n, out)
+		d.MatMul(dst, wb, xb)
+		if a := testing.AllocsPerRun(20, func() { d.MatMul(dst, wb, xb) }); a != 0 {
+			t.Errorf("%v: MatMul allocates %g times", wt, a)
+		}
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+	}
 }

@@ -1,0 +1,251 @@
+package tensor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// llama.cpp's x86 CPU backend does not convert activations with the reference
+// quantizers: the from_float of Q8_0 and Q8_1 is the AVX2 quantize_row_q8_0/q8_1 of
+// ggml-cpu/arch/x86/quants.c, which scales by id = 127/amax and rounds half to even
+// (quantize_row_*_ref multiplies by 1/(amax/127) and rounds half away from zero), so a
+// quant can be one step off the reference one. Its Q8_0·Q8_0 and Q5_0·Q8_0 dot products
+// (ggml_vec_dot_q{8,5}_0_q8_0 AVX2, and tinyBLAS_Q0_AVX for batches) also add in another
+// order than the generic vec_dot: each block gives eight exact int32 partial sums of
+// four consecutive products, converted to float32 and fused-multiply-added with the
+// block scale dw·dx into eight float32 lanes, reduced at the end as hsum_float_8. This
+// file holds the Go code of both; the amd64 kernels (x86order_amd64.s) give its bits.
+
+// QuantizeActivations converts src to t the way llama.cpp's x86 CPU backend converts
+// activations before a matmul (the from_float of t): for Q8_0 and Q8_1 the AVX2
+// quantize_row_q8_0/q8_1, for every other type (Q8_K, F16, BF16, F32) the bytes of
+// Quantize, which on x86 are the same.
+func QuantizeActivations(t DType, dst []byte, src []float32) error {
+	if err := checkLen("quantize activations", t, len(src), len(dst)); err != nil {
+		return err
+	}
+	f, err := ActivationQuantizer(t)
+	if err != nil {
+		return err
+	}
+	f(dst, src)
+	return nil
+}
+
+// ActivationQuantizer returns QuantizeActivations's conversion to t without its length
+// checks, for hot loops: dst must hold t.RowBytes(len(src)) bytes and len(src) be a
+// multiple of t.BlockSize().
+func ActivationQuantizer(t DType) (func(dst []byte, src []float32), error) {
+	tr := t.traits()
+	switch {
+	case tr == nil:
+		return nil, fmt.Errorf("tensor: quantize activations: unknown type %v", t)
+	case tr.fromFloat != nil:
+		return tr.fromFloat, nil
+	case tr.quantize != nil:
+		return tr.quantize, nil
+	}
+	return nil, fmt.Errorf("tensor: quantize activations %v: not supported", t)
+}
+
+// X86DotFunc returns the dot product of a weight row of type t with activations of type
+// t.VecDotType() in the float32 order of llama.cpp's x86 AVX2 vec_dot (eight lanes,
+// one FMA per block, hsum_float_8), or nil where t has none here: there is one for Q8_0
+// and Q5_0. Its results differ from DotFunc(t)'s in the last bits.
+func X86DotFunc(t DType) func(n int, w, x []byte) float32 {
+	if tr := t.traits(); tr != nil {
+		return tr.dotX86
+	}
+	return nil
+}
+
+// X86DotTileFunc returns, for the types of X86DotFunc (nil for the others), the function
+// computing a tile of a matrix product with X86DotFunc(t)'s bits: for o < mw and i < mx,
+//
+//	dst[i*dstStride+o] = X86DotFunc(t)(n, w[o*wStride:], x[i*xStride:])
+//
+// It takes several weight or activation rows at once, which is faster than one dot
+// after another.
+func X86DotTileFunc(t DType) func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if tr := t.traits(); tr != nil {
+		return tr.dotTileX86
+	}
+	return nil
+}
+
+// dotTileBy is the plain loop of the X86DotTileFunc functions over one-row dot f.
+func dotTileBy(f func(n int, w, x []byte) float32, n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	for i := 0; i < mx; i++ {
+		for o := 0; o < mw; o++ {
+			dst[i*dstStride+o] = f(n, w[o*wStride:], x[i*xStride:])
+		}
+	}
+}
+
+// lanes8 is the number of float32 lanes of an AVX2 register.
+const lanes8 = 8
+
+// fmaf is C's fmaf: a·b+c rounded once to float32. The product is exact in float64 and
+// the float64 sum s rounds it once; rounding s to float32 is then right except when s
+// lies exactly halfway between two float32s and the float64 sum was inexact, which the
+// exact error of the sum (TwoSum) settles.
+func fmaf(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	r := float32(s)
+	if d := s - float64(r); d != 0 {
+		up := float32(math.Inf(1))
+		if d < 0 {
+			up = -up
+		}
+		if n := math.Nextafter32(r, up); float64(n)-s == d { // s is a tie: r and n
+			bb := s - p
+			e := (p - (s - bb)) + (float64(c) - bb) // p + c = s + e exactly
+			if e != 0 && (e > 0) == (d > 0) {
+				return n
+			}
+		}
+	}
+	return r
+}
+
+// hsum8 is hsum_float_8: lanes l and l+4 added, then (0+2)+(1+3).
+func hsum8(acc *[lanes8]float32) float32 {
+	var t [4]float32
+	for i := range t {
+		t[i] = acc[i+4] + acc[i]
+	}
+	return (t[0] + t[2]) + (t[1] + t[3])
+}
+
+// sum4 is the exact sum of the four int8 products a[k]·b[k], k < 4.
+func sum4(a, b *[4]byte) int32 {
+	return mul8(a[0], b[0]) + mul8(a[1], b[1]) + mul8(a[2], b[2]) + mul8(a[3], b[3])
+}
+
+// dotQ8_0x86Go is ggml_vec_dot_q8_0_q8_0 (AVX2): lane l of the accumulator gets
+// fmaf(dw·dx, Σ_{k<4} w[4l+k]·x[4l+k], lane) block after block.
+func dotQ8_0x86Go(n int, w, x []byte) float32 {
+	var acc [lanes8]float32
+	for ib := 0; ib < n/QK; ib++ {
+		wb := (*[q8_0Bytes]byte)(w[ib*q8_0Bytes:])
+		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
+		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
+		for l := range acc {
+			k := 2 + 4*l
+			s := sum4((*[4]byte)(wb[k:]), (*[4]byte)(xb[k:]))
+			acc[l] = fmaf(d, float32(s), acc[l])
+		}
+	}
+	return hsum8(&acc)
+}
+
+// dotQ5_0x86Go is ggml_vec_dot_q5_0_q8_0 (AVX2), in dotQ8_0x86Go's order over the
+// quants q-16.
+func dotQ5_0x86Go(n int, w, x []byte) float32 {
+	var acc [lanes8]float32
+	for ib := 0; ib < n/QK; ib++ {
+		wb := (*[q5_0Bytes]byte)(w[ib*q5_0Bytes:])
+		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
+		q := unpack5(binary.LittleEndian.Uint32(wb[2:]), (*[QK / 2]byte)(wb[6:]))
+		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
+		for l := range acc {
+			k := 4 * l
+			s := (q[k]-16)*int32(int8(xb[2+k])) + (q[k+1]-16)*int32(int8(xb[3+k])) +
+				(q[k+2]-16)*int32(int8(xb[4+k])) + (q[k+3]-16)*int32(int8(xb[5+k]))
+			acc[l] = fmaf(d, float32(s), acc[l])
+		}
+	}
+	return hsum8(&acc)
+}
+
+// maxps is one lane of MAXPS: a if a > b, else b (so b when either is a NaN).
+func maxps(a, b float32) float32 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// absMaxX86 is the block maximum of |x| as quantize_row_q8_0 (AVX2) finds it: eight
+// lanes l take the maximum over x[l+8i], then the halves, pairs and the last two lanes
+// are combined, each MAXPS in the intrinsics' operand order (which decides only where
+// NaNs go).
+func absMaxX86(x *[QK]float32) float32 {
+	var m [lanes8]float32
+	for l := range m {
+		m[l] = maxps(maxps(maxps(abs32(x[l]), abs32(x[l+8])), abs32(x[l+16])), abs32(x[l+24]))
+	}
+	var m4 [4]float32
+	for l := range m4 {
+		m4[l] = maxps(m[l+4], m[l])
+	}
+	m4[0], m4[1] = maxps(m4[0], m4[2]), maxps(m4[1], m4[3])
+	return maxps(m4[0], m4[1])
+}
+
+// cvtps2dq is one lane of VCVTPS2DQ: v rounded half to even, int32's minimum for a NaN
+// or a value out of int32's range.
+func cvtps2dq(v float32) int32 {
+	if !(v >= -0x1p31 && v < 0x1p31) {
+		return math.MinInt32
+	}
+	return int32(math.RoundToEven(float64(v)))
+}
+
+// putHalfX86 stores f as F16 the way VCVTPS2PH does: F32ToF16's bits, except that a NaN
+// keeps its sign and the top of its payload.
+func putHalfX86(b []byte, f float32) {
+	h := F32ToF16(f)
+	if f != f {
+		u := math.Float32bits(f)
+		h = uint16(u>>16)&0x8000 | 0x7e00 | uint16(u>>13)&0x3ff
+	}
+	b[0], b[1] = byte(h), byte(h>>8)
+}
+
+// sat8 is the saturating packs of an int32 to int8 (VPACKSSDW, then VPACKSSWB).
+func sat8(q int32) byte { return byte(int8(min(127, max(-128, q)))) }
+
+// scaleX86 returns d = amax/127 and id = 127/amax (0 when amax is 0), as the AVX2
+// quantize_row_q8_0 computes them.
+func scaleX86(x *[QK]float32) (d, id float32) {
+	amax := absMaxX86(x)
+	d = amax / 127
+	if amax != 0 {
+		id = 127 / amax
+	}
+	return d, id
+}
+
+// quantizeQ8_0x86Go is quantize_row_q8_0 (AVX2): q = round-half-even(x·id).
+func quantizeQ8_0x86Go(dst []byte, src []float32) {
+	for ib := 0; ib < len(src)/QK; ib++ {
+		x := (*[QK]float32)(src[ib*QK:])
+		b := (*[q8_0Bytes]byte)(dst[ib*q8_0Bytes:])
+		d, id := scaleX86(x)
+		putHalfX86(b[:], d)
+		for j, v := range x {
+			b[2+j] = sat8(cvtps2dq(float32(v * id)))
+		}
+	}
+}
+
+// quantizeQ8_1x86Go is quantize_row_q8_1 (AVX2): quantizeQ8_0x86Go's quants and
+// s = fp16(d·Σq), the sum taken before the packs saturate.
+func quantizeQ8_1x86Go(dst []byte, src []float32) {
+	for ib := 0; ib < len(src)/QK; ib++ {
+		x := (*[QK]float32)(src[ib*QK:])
+		b := (*[q8_1Bytes]byte)(dst[ib*q8_1Bytes:])
+		d, id := scaleX86(x)
+		putHalfX86(b[:], d)
+		var sum int32
+		for j, v := range x {
+			q := cvtps2dq(float32(v * id))
+			b[4+j] = sat8(q)
+			sum += q
+		}
+		putHalfX86(b[2:], float32(d*float32(sum)))
+	}
+}
