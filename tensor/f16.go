@@ -92,3 +92,24 @@ func dotBF16Go(n int, w, x []byte) float32 {
 	}
 	return sum
 }
+
+// DotBF16F32 is the dot product of n BF16 weights w with n F32 activations x, summed in 8
+// float32 lanes like the other float dots. llama.cpp rounds activations to BF16 before
+// multiplying BF16 weights; keeping them F32 is exact in the products, and lets the CPU
+// and CUDA backends (whose GEMM runs in F32) agree to float32 summation order.
+func DotBF16F32(n int, w, x []byte) float32 {
+	a, b := uint16s(w, n), Float32s(x)[:n]
+	var s [8]float32
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		a8, b8 := (*[8]uint16)(a[i:]), (*[8]float32)(b[i:])
+		for l := range s {
+			s[l] += float32(BF16ToF32(a8[l]) * b8[l])
+		}
+	}
+	sum := ((s[0] + s[4]) + (s[1] + s[5])) + ((s[2] + s[6]) + (s[3] + s[7]))
+	for ; i < n; i++ {
+		sum += float32(BF16ToF32(a[i]) * b[i])
+	}
+	return sum
+}

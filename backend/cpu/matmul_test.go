@@ -37,7 +37,8 @@ func testMatMulExact(t *testing.T, wt tensor.DType, in, out int) {
 	if err := tensor.Quantize(wt, wq, w); err != nil {
 		t.Skipf("quantize: %v", err)
 	}
-	qt, wrb, xrb := wt.VecDotType(), wt.RowBytes(in), wt.VecDotType().RowBytes(in)
+	qt := activationType(wt)
+	wrb, xrb := wt.RowBytes(in), qt.RowBytes(in)
 	for _, n := range []int{1, 6} {
 		x := make([]float32, n*in)
 		for i := range x {

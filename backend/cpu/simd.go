@@ -157,7 +157,8 @@ func vecDotF16Bytes(n int, w, x []byte) float32 { return vecDotF16(uint16s(w)[:n
 // type wt and in elements against a batch of n rows: llamafile's tinyBLAS for F32 and
 // F16 weights when n ≥ 2, in is a multiple of 16 and out of 4 (llamafile_sgemm declines
 // other shapes), else the vec_dot of the type: for Q8_0, Q5_0, Q4_1 and Q5_1 in the x86
-// order of quantx86.go, for the other types the tensor package's.
+// order (tensor.X86DotFunc), for BF16 F32 activations (activationType), for the other
+// types the tensor package's.
 func matmulDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float32, error) {
 	sgemm := n >= 2 && in%lanes == 0 && out%4 == 0
 	switch {
@@ -173,6 +174,8 @@ func matmulDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float3
 		return dotQ8_0x86, nil
 	case wt == tensor.Q5_0:
 		return dotQ5_0x86, nil
+	case wt == tensor.BF16:
+		return tensor.DotBF16F32, nil
 	}
 	return tensor.DotFunc(wt)
 }

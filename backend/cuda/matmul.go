@@ -138,6 +138,9 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 	if w.dt == tensor.F32 {
 		return d.blas.gemm(C.CUdeviceptr(o.ptr), C.CUdeviceptr(w.ptr), C.CUdeviceptr(x.ptr), cudaR32F, out, in, n)
 	}
+	if w.dt == tensor.BF16 {
+		return d.gemmBF16(o, w, x)
+	}
 	wHalf := 0 // bytes of dequantized weights in scratch; 0 when w is F16 already
 	if w.dt != tensor.F16 {
 		wHalf = out * in * 2
@@ -164,6 +167,27 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 		return err
 	}
 	return d.blas.gemm(C.CUdeviceptr(o.ptr), wp, xp, cudaR16F, out, in, n)
+}
+
+// gemmBF16 is MatMul of BF16 weights through cuBLAS in F32: the weights widened to F32
+// (exact) and the F32 activations as they are, as the CPU backend multiplies them, so the
+// two agree to float32 summation order; it runs under do.
+func (d *Device) gemmBF16(o, w, x *Buffer) error {
+	out, in := w.rows, w.cols
+	if d.blas.grows(out * in * 4) {
+		if err := d.dropGraphs(nil); err != nil { // recorded graphs may use the old scratch
+			return err
+		}
+	}
+	wp, err := d.blas.reserve(out*in*4, d.stream)
+	if err != nil {
+		return err
+	}
+	a := new(args).ptr(uint64(wp)).ptr(w.ptr).u64(uint64(out * in))
+	if err := d.launch("copy_bf16_f32", dim3{min(ceilDiv(out*in, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a); err != nil {
+		return err
+	}
+	return d.blas.gemm(C.CUdeviceptr(o.ptr), wp, C.CUdeviceptr(x.ptr), cudaR32F, out, in, x.rows)
 }
 
 // quantized reports whether dt is a block format (its mat-vec kernels take int8 activations).

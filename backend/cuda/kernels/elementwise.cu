@@ -39,6 +39,11 @@ extern "C" __global__ void copy_f32_f16(__half *dst, const float *src, i64 n) {
 	FOR_EACH_INDEX(i, n) dst[i] = __float2half_rn(src[i]);
 }
 
+// copy_bf16_f32 widens BF16 to F32 (exact): BF16 weights are multiplied in F32.
+extern "C" __global__ void copy_bf16_f32(float *dst, const u16 *src, i64 n) {
+	FOR_EACH_INDEX(i, n) dst[i] = __uint_as_float((u32)src[i] << 16);
+}
+
 extern "C" __global__ void copy_f16_f32(float *dst, const __half *src, i64 n) {
 	FOR_EACH_INDEX(i, n) dst[i] = __half2float(src[i]);
 }
