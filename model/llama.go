@@ -32,7 +32,7 @@ func (m *Model) forward(a, o []activations, caches []*kvCache, keys []string) er
 				break // an output-only stage with no logits wanted
 			}
 			// The hop: the previous stage's hidden state moves to this stage's device.
-			if err := split.Transfer(a[k].x, a[k-1].x); err != nil {
+			if err := m.hop(k, a); err != nil {
 				return fmt.Errorf("stage %d -> %d, layer %d: hidden state: %w", k-1, k, st.First, err)
 			}
 		}
@@ -44,6 +44,24 @@ func (m *Model) forward(a, o []activations, caches []*kvCache, keys []string) er
 		}
 		m.stage(k, &a[k], &o[k], caches[k])
 	}
+	return nil
+}
+
+// hop enqueues the move of micro-batch a's hidden state from stage k-1 to stage k. On
+// the f32 wire x is transferred as is. On the f16 wire the producer rounds x into its
+// F16 wireOut, the transfer moves that (half the bytes), and the consumer widens what it
+// received, wireIn, back into its x. Like the transfer, the conversions run outside the
+// stages' recordings, on buffers that stay the same from step to step.
+func (m *Model) hop(k int, a []activations) error {
+	from, to := &a[k-1], &a[k]
+	if m.opts.Wire != WireF16 {
+		return split.Transfer(to.x, from.x)
+	}
+	m.stages[k-1].dev.Copy(from.wireOut, from.x)
+	if err := split.Transfer(to.wireIn, from.wireOut); err != nil {
+		return err
+	}
+	m.stages[k].dev.Copy(to.x, to.wireIn)
 	return nil
 }
 

@@ -8,8 +8,9 @@
 //
 // A model may be split over several devices (Options.Devices): split.Make places
 // contiguous ranges of layers, one stage per device, and the forward pass hands the
-// hidden state from stage to stage with split.Transfer. With the f32 wire the logits of
-// any split are bit-identical to those of one device of the same kind.
+// hidden state from stage to stage with split.Transfer. With the f32 wire (the default)
+// the logits of any split are bit-identical to those of one device of the same kind; the
+// f16 wire (Options.Wire) halves the bytes each hop moves and rounds the hidden state.
 package model
 
 import (
@@ -38,6 +39,10 @@ type Options struct {
 	MicroBatch int
 	// KVType is the KV cache element type; the zero value is F16, as llama.cpp.
 	KVType KVCacheType
+	// Wire is the format of the hidden state on the hops between stages (--wire): the
+	// zero value WireF32 is exact; WireF16 trades exactness for half the bytes on the
+	// wire. One-stage plans ignore it.
+	Wire WireFormat
 	// Device is the single-device shortcut: run everything on it. Ignored when Devices
 	// is set; nil with Devices empty runs on the CPU backend with Threads.
 	Device backend.Device

@@ -67,7 +67,8 @@ func (f *activations) rows(row0, n int) activations {
 		return b.Slice(row0, n)
 	}
 	return activations{n: n, tokens: sl(f.tokens), pos: sl(f.pos), x: sl(f.x), xb: sl(f.xb),
-		q: sl(f.q), k: sl(f.k), v: sl(f.v), att: sl(f.att), hb: sl(f.hb), hb2: sl(f.hb2), logits: sl(f.logits)}
+		wireIn: sl(f.wireIn), wireOut: sl(f.wireOut), q: sl(f.q), k: sl(f.k), v: sl(f.v),
+		att: sl(f.att), hb: sl(f.hb), hb2: sl(f.hb2), logits: sl(f.logits)}
 }
 
 // outRows returns the views for count output rows: x and xb at batch row lo, hb and hb2

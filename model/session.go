@@ -48,6 +48,10 @@ type activations struct {
 	hb     backend.Buffer // (n, ff) gate, then silu(gate)⊙up
 	hb2    backend.Buffer // (n, ff) up
 	logits backend.Buffer // (n, vocab)
+	// With the f16 wire (Options.Wire), x crosses a stage boundary as F16: wireOut is x
+	// rounded for the next stage (not on the last stage), wireIn is x as received from
+	// the previous one (not on the first stage). Both nil with the f32 wire.
+	wireIn, wireOut backend.Buffer // (n, dim) F16
 }
 
 // NewSession returns a session with an empty KV cache of Options.ContextSize tokens,
@@ -74,10 +78,8 @@ func (m *Model) NewSession() (*Session, error) {
 	return s, nil
 }
 
-// newSessionStage allocates stage k's cache and batch scratch. The hidden state x of
-// every stage after the first is a boundary buffer, allocated with
-// backend.SharedAllocator where the device has it so that the previous stage's device
-// can reach it directly.
+// newSessionStage allocates stage k's cache and batch scratch, the hidden state's
+// buffers last (allocBoundary).
 func (m *Model) newSessionStage(k int) (sessionStage, error) {
 	c, o, st := m.cfg, m.opts, &m.stages[k]
 	ss := sessionStage{dev: st.dev}
@@ -109,18 +111,49 @@ func (m *Model) newSessionStage(k int) (sessionStage, error) {
 		}
 		ss.bufs = append(ss.bufs, *b.dst)
 	}
-	sa, shared := st.dev.(backend.SharedAllocator)
-	if k > 0 && shared && m.stages[k-1].dev != st.dev {
-		a.x, err = sa.AllocShared(tensor.F32, n, c.NEmbd, m.stages[k-1].dev)
-	} else {
-		a.x, err = st.dev.Alloc(tensor.F32, n, c.NEmbd)
-	}
-	if err != nil {
+	if err = m.allocBoundary(k, &ss); err != nil {
 		ss.free()
 		return ss, fmt.Errorf("hidden state: %w", err)
 	}
-	ss.bufs = append(ss.bufs, a.x)
 	return ss, nil
+}
+
+// allocBoundary allocates stage k's buffers of the hidden state: x and, with the f16
+// wire and more than one stage, wireIn and wireOut where the stage has neighbours. The
+// buffer the previous stage's transfer writes (x on the f32 wire, wireIn on the f16
+// wire) is a boundary buffer.
+func (m *Model) allocBoundary(k int, ss *sessionStage) error {
+	a, f16, last := &ss.full, m.opts.Wire == WireF16 && len(m.stages) > 1, len(m.stages)-1
+	for _, b := range []struct {
+		dst            *backend.Buffer
+		dt             tensor.DType
+		boundary, need bool
+	}{
+		{&a.x, tensor.F32, !f16, true},
+		{&a.wireIn, tensor.F16, true, f16 && k > 0},
+		{&a.wireOut, tensor.F16, false, f16 && k < last},
+	} {
+		if !b.need {
+			continue
+		}
+		var err error
+		if *b.dst, err = m.allocHidden(k, b.dt, b.boundary); err != nil {
+			return err
+		}
+		ss.bufs = append(ss.bufs, *b.dst)
+	}
+	return nil
+}
+
+// allocHidden allocates a (batch, dim) buffer of dt on stage k's device. A boundary
+// buffer of every stage after the first is allocated with backend.SharedAllocator where
+// the device has it, so that the previous stage's device can reach it directly.
+func (m *Model) allocHidden(k int, dt tensor.DType, boundary bool) (backend.Buffer, error) {
+	n, dim, dev := m.opts.BatchSize, m.cfg.NEmbd, m.stages[k].dev
+	if sa, ok := dev.(backend.SharedAllocator); ok && boundary && k > 0 && m.stages[k-1].dev != dev {
+		return sa.AllocShared(dt, n, dim, m.stages[k-1].dev)
+	}
+	return dev.Alloc(dt, n, dim)
 }
 
 // free releases the stage's cache and scratch.

@@ -71,7 +71,11 @@ func sizes(f *gguf.File, c Config, o Options) split.Sizes {
 	}
 	sz.KV = 2 * int64(o.ContextSize) * int64(o.KVType.DType().RowBytes(c.KVDim()))
 	perRow := 2*c.NEmbd + 2*c.QDim() + 2*c.KVDim() + 2*c.NFF + c.NVocab
-	sz.Scratch = int64(o.BatchSize) * (4*int64(perRow) + 8)
+	wire := 0 // the F16 wire's send and receive buffers of a middle stage
+	if o.Wire == WireF16 {
+		wire = 2 * 2 * c.NEmbd
+	}
+	sz.Scratch = int64(o.BatchSize) * (4*int64(perRow) + 8 + int64(wire))
 	return sz
 }
 
@@ -83,6 +87,9 @@ var layerTensors = [...]string{"attn_norm", "attn_q", "attn_k", "attn_v", "attn_
 // are none). It allocates nothing; a model that does not fit is an error naming the
 // device and the shortfall.
 func makePlan(f *gguf.File, c Config, o Options) (*split.Plan, error) {
+	if !o.Wire.valid() {
+		return nil, fmt.Errorf("%v: want WireF32 or WireF16", o.Wire)
+	}
 	if o.Split.Plan != nil {
 		return o.Split.Plan, checkPlan(o.Split.Plan, c.NLayer, len(o.Devices))
 	}

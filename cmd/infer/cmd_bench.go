@@ -56,7 +56,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	for _, path := range f.models {
 		for _, t := range f.threads {
-			opts := model.Options{Threads: t, BatchSize: f.batch, MicroBatch: f.gpu.ub, KVType: kv, ContextSize: contextFor(tests)}
+			opts := model.Options{Threads: t, BatchSize: f.batch, MicroBatch: f.gpu.ub, KVType: kv, ContextSize: contextFor(tests), Wire: f.gpu.wire}
 			if err := benchModel(ctx, path, opts, tests, f, p); err != nil {
 				return err
 			}

@@ -24,7 +24,7 @@ type modelFlags struct {
 }
 
 // gpuFlags are the flags that place a model on GPUs, shared by run, perplexity and
-// bench: llama.cpp's -ngl, -sm, -ts, -mg, --device and -ub, and --peer.
+// bench: llama.cpp's -ngl, -sm, -ts, -mg, --device and -ub, and --peer and --wire.
 type gpuFlags struct {
 	ngl    int    // -ngl: layers on GPUs, the output head counting as one; 0 = CPU
 	device string // --device: CUDA ordinals; a repeated ordinal is a virtual device
@@ -33,6 +33,9 @@ type gpuFlags struct {
 	mg     int    // -mg: the GPU (index into the device list) for -sm none
 	peer   string // --peer: auto or off
 	ub     int    // -ub: micro-batch tokens; 0 = the model's default (512)
+	// wire (--wire) is the hidden state's format on the hops between stages: f32, exact,
+	// or f16, half the bytes per hop for logits no longer bit-identical to one device.
+	wire model.WireFormat
 }
 
 // modelDefaults are a command's defaults for the shared flags.
@@ -64,6 +67,7 @@ func addGPUFlags(fs *flag.FlagSet, g *gpuFlags) {
 	fs.IntVar(&g.mg, "main-gpu", 0, "same as -mg")
 	fs.StringVar(&g.peer, "peer", "auto", "GPU peer access: auto, or off to stage every hop through host memory")
 	fs.IntVar(&g.ub, "ub", 512, "micro-batch `tokens`: longer batches are pipelined over the stages")
+	fs.TextVar(&g.wire, "wire", model.WireF32, "hidden-state `format` between stages: f32 (exact) or f16 (half the bytes per hop; logits no longer bit-identical)")
 }
 
 // check validates the GPU flags without touching a device.
@@ -143,7 +147,8 @@ func (f *modelFlags) options(logw io.Writer) (model.Options, error) {
 	if k != v {
 		return model.Options{}, usageError{fmt.Errorf("-ctk %s -ctv %s: K and V cache types must match", f.ctk, f.ctv)}
 	}
-	opts := model.Options{Threads: f.threads, ContextSize: f.ctx, BatchSize: f.batch, KVType: k, MicroBatch: f.gpu.ub}
+	opts := model.Options{Threads: f.threads, ContextSize: f.ctx, BatchSize: f.batch, KVType: k, MicroBatch: f.gpu.ub,
+		Wire: f.gpu.wire}
 	if logw != nil {
 		opts.Logf = func(format string, args ...any) { fmt.Fprintf(logw, format+"\n", args...) }
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 
@@ -22,6 +23,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"run", "-m", "x.gguf", "-p", "hi", "-ctk", "q8_0"}, `-ctk "q8_0": want f16 or f32`},
 		{[]string{"run", "-m", "x.gguf", "-p", "hi", "-ctk", "f32"}, "K and V cache types must match"},
 		{[]string{"run", "-m", "x.gguf", "-p", "hi", "-c", "-3"}, "must not be negative"},
+		{[]string{"run", "-m", "x.gguf", "-p", "hi", "--wire", "q8_0"}, `wire format "q8_0": want f32 or f16`},
+		{[]string{"perplexity", "-m", "x.gguf", "-f", "t.txt", "--wire", "f8"}, `wire format "f8": want f32 or f16`},
+		{[]string{"bench", "-m", "x.gguf", "--wire", "bf16"}, `wire format "bf16": want f32 or f16`},
 		{[]string{"run", "-m", "x.gguf", "-p", "hi", "--temp", "warm"}, `"warm" is not a number`},
 		{[]string{"run", "-bogus"}, "flag provided but not defined: -bogus"},
 		{[]string{"run", "-m", "x.gguf", "-p", "hi", "extra"}, `unexpected arguments ["extra"]`},
@@ -64,7 +68,8 @@ func TestModelFlagOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opts.ContextSize != 128 || opts.BatchSize != 64 || opts.Threads != 2 || opts.KVType != model.KVCacheF32 || opts.Logf != nil {
+	if opts.ContextSize != 128 || opts.BatchSize != 64 || opts.Threads != 2 || opts.KVType != model.KVCacheF32 || opts.Logf != nil ||
+		opts.Wire != model.WireF32 {
 		t.Errorf("options %+v", opts)
 	}
 	var log bytes.Buffer
@@ -75,5 +80,27 @@ func TestModelFlagOptions(t *testing.T) {
 	opts.Logf("loaded %d tensors", 48)
 	if log.String() != "loaded 48 tensors\n" {
 		t.Errorf("Logf wrote %q", log.String())
+	}
+}
+
+// TestWireFlag checks that --wire reaches model.Options through the shared flags,
+// defaulting to the exact f32 wire.
+func TestWireFlag(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want model.WireFormat
+	}{
+		{nil, model.WireF32},
+		{[]string{"--wire", "f16"}, model.WireF16},
+		{[]string{"-wire=F32"}, model.WireF32},
+	} {
+		fs := flag.NewFlagSet("run", flag.ContinueOnError)
+		f := addModelFlags(fs, modelDefaults{})
+		if _, err := parseFlags(fs, append([]string{"-m", "m.gguf"}, tt.args...)); err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		if opts, err := f.options(nil); err != nil || opts.Wire != tt.want {
+			t.Errorf("%q: Wire %v, %v; want %v", tt.args, opts.Wire, err, tt.want)
+		}
 	}
 }
