@@ -52,6 +52,9 @@ type Device struct {
 	peers  *Peers    // the peer table the device belongs to (NewPeers), or nil
 	err    error     // first failure, reported by Sync
 	closed bool
+	// wcache keeps widened weights for gemm (OpenWith's Options.WeightCacheBytes); nil
+	// when off.
+	wcache *weightCache
 }
 
 var _ backend.Device = (*Device)(nil)
@@ -60,6 +63,26 @@ var _ backend.Device = (*Device)(nil)
 // kernels. It fails with an error wrapping ErrNoDriver when libcuda.so.1 is absent.
 func Open(ordinal int) (*Device, error) {
 	return open(ordinal, embeddedPTX)
+}
+
+// OpenWith is Open with options; OpenWith(ordinal, Options{}) is Open(ordinal).
+func OpenWith(ordinal int, o Options) (*Device, error) {
+	return openWith(ordinal, embeddedPTX, o)
+}
+
+// openWith is OpenWith with the PTX source given.
+func openWith(ordinal int, ptx ptxSource, o Options) (*Device, error) {
+	if o.WeightCacheBytes < 0 {
+		return nil, fmt.Errorf("cuda: open device %d: weight cache of %d bytes", ordinal, o.WeightCacheBytes)
+	}
+	d, err := open(ordinal, ptx)
+	if err != nil {
+		return nil, err
+	}
+	if o.WeightCacheBytes > 0 {
+		d.do(func() error { d.wcache = newWeightCache(o.WeightCacheBytes); return nil })
+	}
+	return d, nil
 }
 
 // open is Open with the PTX source given (tests may load freshly compiled PTX).
@@ -193,7 +216,7 @@ func (d *Device) Close() error {
 		if d.stream != nil {
 			errs = append(errs, check("cuStreamSynchronize", C.cu_stream_synchronize(d.stream)))
 		}
-		errs = append(errs, d.dropGraphs(nil))
+		errs = append(errs, d.dropGraphs(nil), d.wcache.close())
 		for a := range d.allocs {
 			errs = append(errs, a.release())
 		}

@@ -131,7 +131,9 @@ func mvRows(dt tensor.DType, nc int) int {
 	return 1
 }
 
-// gemm is MatMul through cuBLAS; it runs under do.
+// gemm is MatMul through cuBLAS; it runs under do. Quantized weights are dequantized to
+// F16: into scratch on every call, or once into the weight cache (OpenWith), by the same
+// kernel, so the two give identical results.
 func (d *Device) gemm(o, w, x *Buffer) error {
 	d.q8.valid = false // cuBLAS writes o outside launch
 	out, in, n := w.rows, w.cols, x.rows
@@ -141,9 +143,16 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 	if w.dt == tensor.BF16 {
 		return d.gemmBF16(o, w, x)
 	}
-	wHalf := 0 // bytes of dequantized weights in scratch; 0 when w is F16 already
+	wp := C.CUdeviceptr(w.ptr)
+	wHalf := 0 // bytes of dequantized weights in scratch; 0 when w is F16 already or cached
 	if w.dt != tensor.F16 {
-		wHalf = out * in * 2
+		p, cached, err := d.cachedWeight(w)
+		if err != nil {
+			return err
+		}
+		if wp = p; !cached {
+			wHalf = out * in * 2
+		}
 	}
 	if d.blas.grows(wHalf + n*in*2) {
 		if err := d.dropGraphs(nil); err != nil { // recorded graphs may use the old scratch
@@ -154,11 +163,10 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 	if err != nil {
 		return err
 	}
-	wp, xp := C.CUdeviceptr(w.ptr), scratch+C.CUdeviceptr(wHalf)
+	xp := scratch + C.CUdeviceptr(wHalf)
 	if wHalf > 0 {
 		wp = scratch
-		a := new(args).ptr(uint64(wp)).ptr(w.ptr).i32(in)
-		if err := d.launch("dequant_f16_"+typeName(w.dt), dim3{out, ceilDiv(in, threads), 1}, dim3{threads, 1, 1}, a); err != nil {
+		if err := d.widen(wp, w, "dequant_f16_"+typeName(w.dt)); err != nil {
 			return err
 		}
 	}
@@ -170,22 +178,27 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 }
 
 // gemmBF16 is MatMul of BF16 weights through cuBLAS in F32: the weights widened to F32
-// (exact) and the F32 activations as they are, as the CPU backend multiplies them, so the
-// two agree to float32 summation order; it runs under do.
+// (exact; into scratch, or once into the weight cache) and the F32 activations as they
+// are, as the CPU backend multiplies them, so the two agree to float32 summation order;
+// it runs under do.
 func (d *Device) gemmBF16(o, w, x *Buffer) error {
 	out, in := w.rows, w.cols
-	if d.blas.grows(out * in * 4) {
-		if err := d.dropGraphs(nil); err != nil { // recorded graphs may use the old scratch
-			return err
-		}
-	}
-	wp, err := d.blas.reserve(out*in*4, d.stream)
+	wp, cached, err := d.cachedWeight(w)
 	if err != nil {
 		return err
 	}
-	a := new(args).ptr(uint64(wp)).ptr(w.ptr).u64(uint64(out * in))
-	if err := d.launch("copy_bf16_f32", dim3{min(ceilDiv(out*in, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a); err != nil {
-		return err
+	if !cached {
+		if d.blas.grows(out * in * 4) {
+			if err := d.dropGraphs(nil); err != nil { // recorded graphs may use the old scratch
+				return err
+			}
+		}
+		if wp, err = d.blas.reserve(out*in*4, d.stream); err != nil {
+			return err
+		}
+		if err := d.widen(wp, w, "copy_bf16_f32"); err != nil {
+			return err
+		}
 	}
 	return d.blas.gemm(C.CUdeviceptr(o.ptr), wp, C.CUdeviceptr(x.ptr), cudaR32F, out, in, x.rows)
 }

@@ -93,6 +93,11 @@ func (d *Device) Free(buf backend.Buffer) {
 		if err := d.dropGraphs(b.alloc); err != nil {
 			return err
 		}
+		if d.wcache != nil { // the weight's F16 copy goes with it
+			if err := d.wcache.prune(d); err != nil {
+				return err
+			}
+		}
 		return b.alloc.release()
 	})
 }

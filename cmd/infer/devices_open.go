@@ -14,6 +14,7 @@ import (
 type gpuSetup struct {
 	devs  []*cuda.Device
 	peers *cuda.Peers
+	logf  func(format string, args ...any) // the model's log, or nil
 }
 
 // open places the model at path as the flags ask, filling in opts.Devices and
@@ -59,7 +60,8 @@ func (g *gpuFlags) open(path string, opts *model.Options) (*gpuSetup, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
-	return openPlaced(path, opts, ordinals, cuda.PeerOptions{Mode: mode, Logf: opts.Logf})
+	copts := cuda.Options{WeightCacheBytes: int64(g.weightCache)}
+	return openPlacedWith(path, opts, ordinals, cuda.PeerOptions{Mode: mode, Logf: opts.Logf}, copts)
 }
 
 // openPlaced opens a device per ordinal, plans the model at path over them with
@@ -67,9 +69,14 @@ func (g *gpuFlags) open(path string, opts *model.Options) (*gpuSetup, error) {
 // distinct devices (pairs on one GPU resolve to device-to-device copies and enable
 // nothing). It sets opts.Devices and opts.Split.Plan.
 func openPlaced(path string, opts *model.Options, ordinals []int, popts cuda.PeerOptions) (*gpuSetup, error) {
-	s := &gpuSetup{}
+	return openPlacedWith(path, opts, ordinals, popts, cuda.Options{})
+}
+
+// openPlacedWith is openPlaced with the devices opened with copts.
+func openPlacedWith(path string, opts *model.Options, ordinals []int, popts cuda.PeerOptions, copts cuda.Options) (*gpuSetup, error) {
+	s := &gpuSetup{logf: opts.Logf}
 	for _, o := range ordinals {
-		d, err := cuda.Open(o)
+		d, err := cuda.OpenWith(o, copts)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("open CUDA device %d: %w", o, err)
@@ -101,6 +108,9 @@ func (s *gpuSetup) Close() error {
 		s.peers = nil
 	}
 	for _, d := range s.devs {
+		if c := d.WeightCache(); c.Limit > 0 && s.logf != nil {
+			s.logf("%s: weight cache peaked at %.2f GiB of %.2f GiB", d.Name(), float64(c.Peak)/(1<<30), float64(c.Limit)/(1<<30))
+		}
 		errs = append(errs, d.Close())
 	}
 	s.devs = nil

@@ -36,6 +36,9 @@ type gpuFlags struct {
 	// wire (--wire) is the hidden state's format on the hops between stages: f32, exact,
 	// or f16, half the bytes per hop for logits no longer bit-identical to one device.
 	wire model.WireFormat
+	// weightCache (--weight-cache) bounds each GPU's cache of dequantized weights for
+	// batched matmuls (cuda.Options.WeightCacheBytes); 0 = off.
+	weightCache byteSize
 }
 
 // modelDefaults are a command's defaults for the shared flags.
@@ -68,6 +71,69 @@ func addGPUFlags(fs *flag.FlagSet, g *gpuFlags) {
 	fs.StringVar(&g.peer, "peer", "auto", "GPU peer access: auto, or off to stage every hop through host memory")
 	fs.IntVar(&g.ub, "ub", 512, "micro-batch `tokens`: longer batches are pipelined over the stages")
 	fs.TextVar(&g.wire, "wire", model.WireF32, "hidden-state `format` between stages: f32 (exact) or f16 (half the bytes per hop; logits no longer bit-identical)")
+	fs.Var(&g.weightCache, "weight-cache", "per-GPU cache of dequantized F16 weights for prompt batches, at most `size` bytes (e.g. 16G; K, M, G, T are powers of 1024; 0 = off); it leaves 1 GiB + 5% of each GPU free")
+}
+
+// byteSize is a flag.Value for a size in bytes: a number with an optional unit K, M, G
+// or T (powers of 1024, optionally followed by "iB" or "B"), e.g. 16G, 1.5GiB, 512M, 0.
+type byteSize int64
+
+func (b *byteSize) String() string {
+	if b == nil || *b == 0 {
+		return "0"
+	}
+	v := int64(*b)
+	for _, u := range []string{"T", "G", "M", "K"} {
+		if unit := sizeUnit(u); v%unit == 0 {
+			return strconv.FormatInt(v/unit, 10) + u
+		}
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+func (b *byteSize) Set(s string) error {
+	v, err := parseByteSize(s)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(v)
+	return nil
+}
+
+// sizeUnit is the multiplier of unit letter u ("" for bytes), or 0.
+func sizeUnit(u string) int64 {
+	switch strings.ToUpper(u) {
+	case "":
+		return 1
+	case "K":
+		return 1 << 10
+	case "M":
+		return 1 << 20
+	case "G":
+		return 1 << 30
+	case "T":
+		return 1 << 40
+	}
+	return 0
+}
+
+// parseByteSize parses a byteSize: a non-negative number and an optional unit.
+func parseByteSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	num := strings.TrimRightFunc(t, func(r rune) bool { return r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' })
+	unit := strings.TrimSpace(t[len(num):])
+	for _, suffix := range []string{"iB", "ib", "IB", "B", "b"} {
+		if rest, ok := strings.CutSuffix(unit, suffix); ok && (rest != "" || suffix == "B" || suffix == "b") {
+			unit = rest
+			break
+		}
+	}
+	mul := sizeUnit(unit)
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || mul == 0 || v < 0 || v != v || v*float64(mul) >= 1<<63 {
+		return 0, fmt.Errorf("size %q: want bytes like 16G, 512M or 0", s)
+	}
+	return int64(v * float64(mul)), nil
 }
 
 // check validates the GPU flags without touching a device.
