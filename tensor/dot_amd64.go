@@ -21,6 +21,38 @@ func dotQ4_0VNNI(w, x *byte, ng int) float32
 func dotQ4_1AVX2(w, x *byte, ng int) float32
 
 //go:noescape
+func dotQ4_0VNNIBlocks(w, x *byte, nb int, sumf float32) float32
+
+//go:noescape
+func dotQ4_0VNNIx4(w, x *byte, xstride, nb int, dst *[4]float32)
+
+// dotQ4_0Tile is dotTileBy(dotQ4_0, ...), four activation rows at a time against each
+// weight row with AVX512-VNNI: the same sums, block after block, in the same order.
+func dotQ4_0Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	nb := n / QK
+	if !hasVNNI || nb <= 0 || mx < 4 || mw <= 0 {
+		dotTileBy(dotQ4_0, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	_, _ = w[(mw-1)*wStride+nb*q4_0Bytes-1], x[(mx-1)*xStride+nb*q8_0Bytes-1]
+	_ = dst[(mx-1)*dstStride+mw-1]
+	var out [4]float32
+	for o := 0; o < mw; o++ {
+		wr := w[o*wStride:]
+		i := 0
+		for ; i+4 <= mx; i += 4 {
+			dotQ4_0VNNIx4(&wr[0], &x[i*xStride], xStride, nb, &out)
+			for r, v := range out {
+				dst[(i+r)*dstStride+o] = v
+			}
+		}
+		for ; i < mx; i++ {
+			dst[i*dstStride+o] = dotQ4_0(n, wr, x[i*xStride:])
+		}
+	}
+}
+
+//go:noescape
 func dotQ4_1VNNI(w, x *byte, ng int) float32
 
 //go:noescape
@@ -110,11 +142,23 @@ func dotQ8_0(n int, w, x []byte) float32 {
 
 func dotQ4_0(n int, w, x []byte) float32 {
 	ng := blockGroups(n, w, x, q4_0Bytes, q8_0Bytes)
+	if hasVNNI {
+		nb := n / QK
+		if nb <= 0 {
+			return 0
+		}
+		_, _ = w[nb*q4_0Bytes-1], x[nb*q8_0Bytes-1]
+		var sumf float32
+		if ng > 0 {
+			sumf = dotQ4_0VNNI(&w[0], &x[0], ng)
+		}
+		if tail := nb - 8*ng; tail > 0 {
+			sumf = dotQ4_0VNNIBlocks(&w[8*ng*q4_0Bytes], &x[8*ng*q8_0Bytes], tail, sumf)
+		}
+		return sumf
+	}
 	if !hasAVX2 || ng <= 0 {
 		return dotQ4_0Go(n, w, x)
-	}
-	if hasVNNI {
-		return dotQ4_0From(dotQ4_0VNNI(&w[0], &x[0], ng), 8*ng, n, w, x)
 	}
 	return dotQ4_0From(dotQ4_0AVX2(&w[0], &x[0], ng), 8*ng, n, w, x)
 }

@@ -758,3 +758,127 @@ q51vdone:
 	VZEROUPPER
 	MOVSS X15, ret+24(FP)
 	RET
+
+// func dotQ4_0VNNIBlocks(w, x *byte, nb int, sumf float32) float32
+// Continues dotQ4_0Go's sum sumf over nb blocks, one block at a time (for rows, or the
+// ends of rows, shorter than a group of eight blocks), with AVX512-VNNI integer sums.
+TEXT ·dotQ4_0VNNIBlocks(SB), NOSPLIT, $0-36
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	MOVSS   sumf+24(FP), X15
+	TESTQ   CX, CX
+	JZ      q40bdone
+	VMOVDQU nib4<>(SB), Y12
+	VMOVDQU eights<>(SB), Y13
+	VMOVDQU hishift4<>(SB), Y11
+
+q40bloop:
+	Q4_0VNNI(0, Y0)
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VCVTDQ2PS    X0, X0      // float32(sumi)
+	MOVWQZX      (SI), AX
+	VMOVQ        AX, X1
+	VCVTPH2PS    X1, X1      // dw
+	MOVWQZX      (DI), AX
+	VMOVQ        AX, X2
+	VCVTPH2PS    X2, X2      // dx
+	VMULSS       X1, X0, X0
+	VMULSS       X2, X0, X0
+	VADDSS       X0, X15, X15
+	ADDQ         $18, SI
+	ADDQ         $34, DI
+	DECQ         CX
+	JNZ          q40bloop
+
+q40bdone:
+	VZEROUPPER
+	MOVSS X15, ret+32(FP)
+	RET
+
+// func dotQ4_0VNNIx4(w, x *byte, xstride, nb int, dst *[4]float32)
+// dst[r] = dotQ4_0Go over nb blocks of the weight row w and the activation row at
+// x+r·xstride, for r < 4: each weight block unpacked once, the four sums kept in the
+// lanes of X15 and added to block after block, as dotQ4_0VNNIBlocks adds to one.
+TEXT ·dotQ4_0VNNIx4(SB), NOSPLIT, $0-40
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    xstride+16(FP), R8
+	MOVQ    nb+24(FP), CX
+	LEAQ    (DI)(R8*1), R9
+	LEAQ    (R9)(R8*1), R10
+	LEAQ    (R10)(R8*1), R11
+	VXORPS  X15, X15, X15
+	TESTQ   CX, CX
+	JZ      q40x4done
+	VMOVDQU nib4<>(SB), Y12
+	VMOVDQU eights<>(SB), Y13
+	VMOVDQU hishift4<>(SB), Y11
+
+q40x4loop:
+	VBROADCASTI128 2(SI), Y8
+	VPSRLVD        Y11, Y8, Y8
+	VPAND          Y12, Y8, Y8
+	VPXOR          Y0, Y0, Y0
+	VPXOR          Y4, Y4, Y4
+	VPDPBUSD       2(DI), Y8, Y0
+	VPDPBUSD       2(DI), Y13, Y4
+	VPSUBD         Y4, Y0, Y0
+	VPXOR          Y1, Y1, Y1
+	VPXOR          Y5, Y5, Y5
+	VPDPBUSD       2(R9), Y8, Y1
+	VPDPBUSD       2(R9), Y13, Y5
+	VPSUBD         Y5, Y1, Y1
+	VPXOR          Y2, Y2, Y2
+	VPXOR          Y6, Y6, Y6
+	VPDPBUSD       2(R10), Y8, Y2
+	VPDPBUSD       2(R10), Y13, Y6
+	VPSUBD         Y6, Y2, Y2
+	VPXOR          Y3, Y3, Y3
+	VPXOR          Y7, Y7, Y7
+	VPDPBUSD       2(R11), Y8, Y3
+	VPDPBUSD       2(R11), Y13, Y7
+	VPSUBD         Y7, Y3, Y3
+	VPHADDD        Y1, Y0, Y0
+	VPHADDD        Y3, Y2, Y2
+	VPHADDD        Y2, Y0, Y0
+	VEXTRACTI128   $1, Y0, X1
+	VPADDD         X1, X0, X0  // the four sumi
+	VCVTDQ2PS      X0, X0
+	MOVWQZX        (SI), AX
+	VMOVQ          AX, X1
+	VCVTPH2PS      X1, X1
+	VBROADCASTSS   X1, X1      // dw
+	MOVWQZX        (DI), AX
+	MOVWQZX        (R9), BX
+	SHLQ           $16, BX
+	ORQ            BX, AX
+	MOVWQZX        (R10), BX
+	SHLQ           $32, BX
+	ORQ            BX, AX
+	MOVWQZX        (R11), BX
+	SHLQ           $48, BX
+	ORQ            BX, AX
+	VMOVQ          AX, X2
+	VCVTPH2PS      X2, X2      // the four dx
+	VMULPS         X1, X0, X0
+	VMULPS         X2, X0, X0
+	VADDPS         X0, X15, X15
+	ADDQ           $18, SI
+	ADDQ           $34, DI
+	ADDQ           $34, R9
+	ADDQ           $34, R10
+	ADDQ           $34, R11
+	DECQ           CX
+	JNZ            q40x4loop
+
+q40x4done:
+	MOVQ    dst+32(FP), DX
+	VMOVUPS X15, (DX)
+	VZEROUPPER
+	RET

@@ -30,3 +30,7 @@ func dotQ8_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 func dotQ5_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotTileBy(dotQ5_0x86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
+
+func dotQ4_0Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ4_0Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}

@@ -59,6 +59,7 @@ type traits struct {
 	fromFloat  func(dst []byte, src []float32)                                                                 // activations (QuantizeActivations) where not quantize
 	dotX86     func(n int, w, x []byte) float32                                                                // dot in llama.cpp's x86 float order (X86DotFunc)
 	dotTileX86 func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) // X86DotTileFunc
+	dotTile    func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) // DotTileFunc
 }
 
 // table is indexed by DType; an entry with blockSize 0 is an unknown type.
@@ -66,7 +67,7 @@ var table = [...]traits{
 	F32:  {name: "F32", blockSize: 1, blockBytes: 4, vecDot: F32, dequantize: dequantizeF32, quantize: quantizeF32, dot: dotF32},
 	F16:  {name: "F16", blockSize: 1, blockBytes: 2, vecDot: F16, dequantize: dequantizeF16, quantize: quantizeF16, dot: dotF16},
 	BF16: {name: "BF16", blockSize: 1, blockBytes: 2, vecDot: BF16, dequantize: dequantizeBF16, quantize: quantizeBF16, dot: dotBF16},
-	Q4_0: {name: "Q4_0", blockSize: QK, blockBytes: 2 + QK/2, vecDot: Q8_0, dequantize: dequantizeQ4_0, quantize: quantizeQ4_0, dot: dotQ4_0},
+	Q4_0: {name: "Q4_0", blockSize: QK, blockBytes: 2 + QK/2, vecDot: Q8_0, dequantize: dequantizeQ4_0, quantize: quantizeQ4_0, dot: dotQ4_0, dotTile: dotQ4_0Tile},
 	Q4_1: {name: "Q4_1", blockSize: QK, blockBytes: 4 + QK/2, vecDot: Q8_1, dequantize: dequantizeQ4_1, quantize: quantizeQ4_1, dot: dotQ4_1},
 	Q5_0: {name: "Q5_0", blockSize: QK, blockBytes: 2 + 4 + QK/2, vecDot: Q8_0, dequantize: dequantizeQ5_0, quantize: quantizeQ5_0, dot: dotQ5_0, dotX86: dotQ5_0x86, dotTileX86: dotQ5_0x86Tile},
 	Q5_1: {name: "Q5_1", blockSize: QK, blockBytes: 4 + 4 + QK/2, vecDot: Q8_1, dequantize: dequantizeQ5_1, quantize: quantizeQ5_1, dot: dotQ5_1},
@@ -197,6 +198,19 @@ func DotFunc(t DType) (func(n int, w, x []byte) float32, error) {
 		return nil, fmt.Errorf("tensor: dot product with %v weights: not supported", t)
 	}
 	return tr.dot, nil
+}
+
+// DotTileFunc returns, where there is one (nil otherwise), the function computing a
+// tile of a matrix product with DotFunc(t)'s bits: for o < mw and i < mx,
+//
+//	dst[i*dstStride+o] = DotFunc(t)(n, w[o*wStride:], x[i*xStride:])
+//
+// faster than one dot after another. There is one for Q4_0.
+func DotTileFunc(t DType) func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if tr := t.traits(); tr != nil {
+		return tr.dotTile
+	}
+	return nil
 }
 
 // Dot is the dot product of n elements of weight row w (type t) with activations x

@@ -27,7 +27,7 @@ const (
 // attentionScratch is one worker's memory; sized by Attention before the pool runs.
 type attentionScratch struct {
 	s     []float32 // (ctx) scores of one head
-	q16   []uint16  // (headDim) the query rounded to F16
+	qf    []float32 // (headDim) the query rounded to F16, widened back
 	acc   []float32 // (max(ctx, headDim)) output accumulator, or one V column
 	acc16 []uint16  // (headDim) F16 output accumulator of the one-chunk path
 }
@@ -39,13 +39,14 @@ func (s *attentionScratch) grow(ctx, headDim int) {
 	if len(s.acc) < max(ctx, headDim) {
 		s.acc = make([]float32, max(ctx, headDim))
 	}
-	if len(s.q16) < headDim {
-		s.q16 = make([]uint16, headDim)
+	if len(s.qf) < headDim {
+		s.qf = make([]float32, headDim)
 		s.acc16 = make([]uint16, headDim)
 	}
 }
 
-// attentionTask computes heads of query rows; unit u is row u/Heads, head u%Heads.
+// attentionTask computes heads of query rows; unit u is row balancedRow(u/Heads, n),
+// head u%Heads.
 type attentionTask struct {
 	kernel  int
 	dst, q  []float32 // (n, heads·headDim)
@@ -59,8 +60,9 @@ func (t *attentionTask) run(worker, lo, hi int) {
 	hd, group := t.a.HeadDim, t.a.Heads/t.a.KVHeads
 	qCols, kvCols := t.a.Heads*hd, t.a.KVHeads*hd
 	sc := &t.scratch[worker]
+	n := len(t.pos)
 	for u := lo; u < hi; u++ {
-		i, h := u/t.a.Heads, u%t.a.Heads
+		i, h := balancedRow(u/t.a.Heads, n), u%t.a.Heads
 		q := t.q[i*qCols+h*hd : i*qCols+(h+1)*hd]
 		out := t.dst[i*qCols+h*hd : i*qCols+(h+1)*hd]
 		kh := kvHead{off: (h / group) * hd, cols: kvCols, n: int(t.pos[i]) + 1}
@@ -73,6 +75,17 @@ func (t *attentionTask) run(worker, lo, hi int) {
 			attendTiled(out, q, uint16s(t.k), uint16s(t.v), kh, t.a.Scale, sc)
 		}
 	}
+}
+
+// balancedRow maps the k-th unit row to query row 0, n-1, 1, n-2, 2, ... so that
+// contiguous ranges of units get rows of short and long causal spans alike and the
+// workers equal shares of a batch's attention. Each row and head is computed the same
+// way whichever worker takes it.
+func balancedRow(k, n int) int {
+	if k%2 == 0 {
+		return k / 2
+	}
+	return n - 1 - k/2
 }
 
 // kvHead locates one K/V head in the cache: element d of cache row j is at

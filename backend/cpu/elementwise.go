@@ -19,15 +19,37 @@ func (d *Device) SwiGLU(dst, gate, up backend.Buffer) {
 	}
 	defer d.mu.Unlock()
 	ov, gv, uv := o.f32(), g.f32(), u.f32()
-	simd := o.cols &^ (lanes - 1)
 	for r := 0; r < o.rows; r++ {
-		for c := 0; c < o.cols; c++ {
-			i := r*o.cols + c
-			if c < simd {
-				ov[i] = vsilu(gv[i]) * uv[i]
-			} else {
-				ov[i] = silu(gv[i]) * uv[i]
-			}
+		swigluRow(ov[r*o.cols:(r+1)*o.cols], gv[r*o.cols:(r+1)*o.cols], uv[r*o.cols:(r+1)*o.cols])
+	}
+}
+
+// swigluRow is one row of SwiGLU: vsilu on the first multiple of 16 elements (in
+// assembly where there is one, same bits), silu on the rest.
+func swigluRow(dst, gate, up []float32) {
+	simd := len(dst) &^ (lanes - 1)
+	gate, up = gate[:len(dst)], up[:len(dst)]
+	c := 0
+	if hasAVX512 && simd > 0 {
+		swigluF32(&dst[0], &gate[0], &up[0], simd/8)
+		c = simd
+	}
+	for ; c < simd; c++ {
+		dst[c] = vsilu(gate[c]) * up[c]
+	}
+	for ; c < len(dst); c++ {
+		dst[c] = silu(gate[c]) * up[c]
+	}
+}
+
+// swigluRowGo is swigluRow without assembly.
+func swigluRowGo(dst, gate, up []float32) {
+	simd := len(dst) &^ (lanes - 1)
+	for c := range dst {
+		if c < simd {
+			dst[c] = vsilu(gate[c]) * up[c]
+		} else {
+			dst[c] = silu(gate[c]) * up[c]
 		}
 	}
 }

@@ -13,33 +13,23 @@ import (
 // accumulates V in F16 (ggml_vec_scale_f16, ggml_vec_mad_f16), rounding at every step.
 func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *attentionScratch) {
 	hd := len(q)
-	q16, acc := sc.q16[:hd], sc.acc16[:hd]
+	qf, acc := sc.qf[:hd], sc.acc16[:hd]
 	for d, x := range q {
-		q16[d] = toF16(x)
+		qf[d] = fromF16(toF16(x))
 	}
 	clear(acc)
 	m, sum := float32(math.Inf(-1)), float32(0)
 	for j := 0; j < h.n; j++ {
-		kr := k[j*h.cols+h.off : j*h.cols+h.off+hd]
-		var dot float64
-		for d, kd := range kr {
-			dot += float64(fromF16(kd) * fromF16(q16[d]))
-		}
-		s := float32(dot) * scale
+		s := float32(scoreF16(k[j*h.cols+h.off:j*h.cols+h.off+hd], qf)) * scale
 		ms, vs := float32(1), float32(1)
 		if s > m {
 			ms = expf(m - s)
 			m = s
-			for d, a := range acc {
-				acc[d] = toF16(fromF16(a) * ms)
-			}
+			scaleRowF16(acc, ms)
 		} else {
 			vs = expf(s - m)
 		}
-		vr := v[j*h.cols+h.off : j*h.cols+h.off+hd]
-		for d, vd := range vr {
-			acc[d] = toF16(fromF16(acc[d]) + float32(fromF16(vd)*vs))
-		}
+		madRowF16(acc, v[j*h.cols+h.off:j*h.cols+h.off+hd], vs)
 		sum = float32(sum*ms) + vs
 	}
 	inv := float32(0)
@@ -48,6 +38,55 @@ func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc
 	}
 	for d, a := range acc {
 		out[d] = fromF16(a) * inv
+	}
+}
+
+// scoreF16 is ggml_vec_dot_f16 for rows under 64 elements: the exact float32 products
+// of k (F16) and qf (F16 values widened) summed in float64 in order.
+func scoreF16(k []uint16, qf []float32) float64 {
+	if hasAVX512 && len(k)%8 == 0 && len(k) > 0 && len(qf) >= len(k) {
+		return dotF16Seq(&k[0], &qf[0], len(k))
+	}
+	return scoreF16Go(k, qf)
+}
+
+func scoreF16Go(k []uint16, qf []float32) float64 {
+	var dot float64
+	for d, kd := range k {
+		dot += float64(fromF16(kd) * qf[d])
+	}
+	return dot
+}
+
+// madRowF16 is ggml_vec_mad_f16's scalar loop: acc += v·s, the product rounded to
+// float32 and the sum to F16.
+func madRowF16(acc, v []uint16, s float32) {
+	if hasAVX512 && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
+		madF16(&acc[0], &v[0], s, len(acc))
+		return
+	}
+	madRowF16Go(acc, v, s)
+}
+
+func madRowF16Go(acc, v []uint16, s float32) {
+	v = v[:len(acc)]
+	for d, vd := range v {
+		acc[d] = toF16(fromF16(acc[d]) + float32(fromF16(vd)*s))
+	}
+}
+
+// scaleRowF16 is ggml_vec_scale_f16's scalar loop: acc *= s, rounded to F16.
+func scaleRowF16(acc []uint16, s float32) {
+	if hasAVX512 && len(acc)%8 == 0 && len(acc) > 0 {
+		scaleF16(&acc[0], s, len(acc))
+		return
+	}
+	scaleRowF16Go(acc, s)
+}
+
+func scaleRowF16Go(acc []uint16, s float32) {
+	for d, a := range acc {
+		acc[d] = toF16(fromF16(a) * s)
 	}
 }
 
@@ -62,15 +101,10 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 	m, sum := float32(math.Inf(-1)), float32(0)
 	for t0 := 0; t0 < h.n; t0 += faTile {
 		s := sc.s[:min(faTile, h.n-t0)]
+		tileScores(s, q, k, t0, h, scale)
 		tmax := float32(math.Inf(-1))
-		for j := range s {
-			r := (t0 + j) * h.cols
-			var dot float32
-			for d, kd := range k[r+h.off : r+h.off+hd] {
-				dot = fma32(q[d], fromF16(kd), dot)
-			}
-			s[j] = dot * scale
-			tmax = max(tmax, s[j])
+		for _, x := range s {
+			tmax = max(tmax, x)
 		}
 		if tmax > m {
 			ms := expf(m - tmax)
@@ -83,9 +117,7 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 		sum = float32(float64(sum) + softmaxExp(s, m))
 		for j, p := range s {
 			r := (t0 + j) * h.cols
-			for d, vd := range v[r+h.off : r+h.off+hd] {
-				acc[d] = fma32(p, fromF16(vd), acc[d])
-			}
+			accRowF16(acc, v[r+h.off:r+h.off+hd], p)
 		}
 	}
 	inv := float32(0)
@@ -94,6 +126,61 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 	}
 	for d, a := range acc {
 		out[d] = a * inv
+	}
+}
+
+// tileScores sets s[j] to the score of key t0+j in attendTiled: one fma32 chain over
+// the head's elements, times scale; eight keys at a time in assembly where there is one.
+func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
+	hd := len(q)
+	j := 0
+	if hasAVX512 && hd%8 == 0 && hd > 0 && len(s) >= 8 {
+		var idx [8]int32
+		for l := range idx {
+			idx[l] = int32(l * h.cols * 2)
+		}
+		for ; j+8 <= len(s); j += 8 {
+			r := (t0+j)*h.cols + h.off
+			_ = k[r+7*h.cols+hd-1]
+			scores8F16(&k[r], &idx, &q[0], hd, scale, &s[j])
+		}
+	}
+	for ; j < len(s); j++ {
+		r := (t0+j)*h.cols + h.off
+		var dot float32
+		for d, kd := range k[r : r+hd] {
+			dot = fma32(q[d], fromF16(kd), dot)
+		}
+		s[j] = dot * scale
+	}
+}
+
+// tileScoresGo is tileScores without assembly.
+func tileScoresGo(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
+	hd := len(q)
+	for j := range s {
+		r := (t0+j)*h.cols + h.off
+		var dot float32
+		for d, kd := range k[r : r+hd] {
+			dot = fma32(q[d], fromF16(kd), dot)
+		}
+		s[j] = dot * scale
+	}
+}
+
+// accRowF16 is acc[d] = fma32(p, v[d], acc[d]) over a row of F16 values.
+func accRowF16(acc []float32, v []uint16, p float32) {
+	if hasAVX512 && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
+		fmaRowF16(&acc[0], &v[0], p, len(acc))
+		return
+	}
+	accRowF16Go(acc, v, p)
+}
+
+func accRowF16Go(acc []float32, v []uint16, p float32) {
+	v = v[:len(acc)]
+	for d, vd := range v {
+		acc[d] = fma32(p, fromF16(vd), acc[d])
 	}
 }
 

@@ -49,7 +49,7 @@ func (t *matmulTask) run(_, lo, hi int) {
 // ggml_compute_forward_mul_mat, x is first converted to w.DType().VecDotType() (Q8_0
 // for Q4_0, Q8_K for the k-quants, F16 for F16; F32 stays F32) with the x86 backend's
 // quantizers (tensor.QuantizeActivations), then each output is one dot product
-// (mulMatDot, computed by tiles with tensor.X86DotTileFunc where there is one).
+// (mulMatDot, computed by tiles with mulMatTile's function where there is one).
 func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	o := d.arg("MatMul", "dst", dst, tensor.F32)
 	wb := d.arg("MatMul", "w", w)
@@ -74,7 +74,7 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		return
 	}
 	t := &d.mm
-	*t = matmulTask{tile: tensor.X86DotTileFunc(wb.dt), dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, quant: quant, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
+	*t = matmulTask{tile: mulMatTile(wb.dt), dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, quant: quant, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
 	if qt == tensor.F32 {
 		t.xq = xb.data
 	} else {
@@ -115,6 +115,20 @@ func mulMatDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float3
 		return f, nil
 	}
 	return matmulDot(wt, n, in, out)
+}
+
+// mulMatTile is the tile form of mulMatDot's dot, or nil: tensor.X86DotTileFunc for the
+// types of tensor.X86DotFunc, tensor.DotTileFunc for the types whose dot matmulDot takes
+// from tensor.DotFunc.
+func mulMatTile(wt tensor.DType) func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if tensor.X86DotFunc(wt) != nil {
+		return tensor.X86DotTileFunc(wt)
+	}
+	switch wt {
+	case tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q5_0, tensor.BF16:
+		return nil // matmulDot's own
+	}
+	return tensor.DotTileFunc(wt)
 }
 
 // dotQ8_0x86 and dotQ5_0x86 are the Q8_0 and Q5_0 dots of matmulDot (simd.go): llama.cpp's

@@ -34,6 +34,14 @@ func reduce16(c *[lanes]float32) float32 {
 // batches of two or more rows when the row length is a multiple of 16): lane l sums
 // a[l+16i]·b[l+16i] with FMAs, then the lanes are reduced.
 func sgemmF32(a, b []float32) float32 {
+	if s, ok := sgemmF32Fast(a, b); ok {
+		return s
+	}
+	return sgemmF32Go(a, b)
+}
+
+// sgemmF32Go is sgemmF32 in Go, the definition of its bits.
+func sgemmF32Go(a, b []float32) float32 {
 	var c [lanes]float32
 	for i := 0; i+lanes <= len(a); i += lanes {
 		av, bv := (*[lanes]float32)(a[i:]), (*[lanes]float32)(b[i:])
@@ -46,6 +54,14 @@ func sgemmF32(a, b []float32) float32 {
 
 // sgemmF16 is sgemmF32 over F16 rows widened to float32 (tinyBLAS<16, ggml_fp16_t>).
 func sgemmF16(a, b []uint16) float32 {
+	if s, ok := sgemmF16Fast(a, b); ok {
+		return s
+	}
+	return sgemmF16Go(a, b)
+}
+
+// sgemmF16Go is sgemmF16 in Go, the definition of its bits.
+func sgemmF16Go(a, b []uint16) float32 {
 	var c [lanes]float32
 	for i := 0; i+lanes <= len(a); i += lanes {
 		av, bv := (*[lanes]uint16)(a[i:]), (*[lanes]uint16)(b[i:])
@@ -60,6 +76,14 @@ func sgemmF16(a, b []uint16) float32 {
 // 64, reduced as (0+2)+(1+3) and then across lanes, the tail added one FMA at a time.
 // Elements past len(a) up to n are zeros (a padded KV cache row); n ≥ len(a).
 func vecDotF32(a, b []float32, n int) float32 {
+	if s, ok := vecDotF32Fast(a, b, n); ok {
+		return s
+	}
+	return vecDotF32Go(a, b, n)
+}
+
+// vecDotF32Go is vecDotF32 in Go, the definition of its bits.
+func vecDotF32Go(a, b []float32, n int) float32 {
 	var acc [4][lanes]float32
 	np := n &^ (4*lanes - 1)
 	full := min(np, len(a)) &^ (4*lanes - 1)
@@ -89,6 +113,14 @@ func vecDotF32(a, b []float32, n int) float32 {
 // vecDotF16 is ggml_vec_dot_f16 (AVX-512): vecDotF32's blocks over widened F16 values,
 // the reduced blocks and the tail summed in float64.
 func vecDotF16(a, b []uint16) float32 {
+	if s, ok := vecDotF16Fast(a, b); ok {
+		return s
+	}
+	return vecDotF16Go(a, b)
+}
+
+// vecDotF16Go is vecDotF16 in Go, the definition of its bits.
+func vecDotF16Go(a, b []uint16) float32 {
 	var acc [4][lanes]float32
 	np := len(a) &^ (4*lanes - 1)
 	for i := 0; i < np; i += 4 * lanes {
