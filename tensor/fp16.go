@@ -41,6 +41,7 @@ func F32ToBF16(f float32) uint16 {
 	return uint16((u + (0x7fff + (u>>16)&1)) >> 16)
 }
 
+// abs32 is fabsf: f with its sign bit cleared.
 func abs32(f float32) float32 { return math.Float32frombits(math.Float32bits(f) &^ (1 << 31)) }
 
 // f16Table maps every half-precision bit pattern to its float32 value; it is built once

@@ -49,8 +49,8 @@ func dotQ4K(n int, w, x []byte) float32 {
 			i := i0 + j
 			b := (*[q4KBytes]byte)(w[i*q4KBytes:])
 			d8 := q8KScale((*[q8KBytes]byte)(x[i*q8KBytes:]))
-			sumd += float32(float32(kHalf(b[0:])*d8) * float32(sums[2*j]))
-			summ -= float32(float32(kHalf(b[2:])*d8) * float32(sums[2*j+1]))
+			sumd += float32(float32(halfAt(b[0:])*d8) * float32(sums[2*j]))
+			summ -= float32(float32(halfAt(b[2:])*d8) * float32(sums[2*j+1]))
 		}
 	}
 	return summ + sumd
@@ -70,8 +70,8 @@ func dotQ5K(n int, w, x []byte) float32 {
 			i := i0 + j
 			b := (*[q5KBytes]byte)(w[i*q5KBytes:])
 			d8 := q8KScale((*[q8KBytes]byte)(x[i*q8KBytes:]))
-			sumd += float32(float32(kHalf(b[0:])*d8) * float32(sums[2*j]))
-			summ -= float32(float32(kHalf(b[2:])*d8) * float32(sums[2*j+1]))
+			sumd += float32(float32(halfAt(b[0:])*d8) * float32(sums[2*j]))
+			summ -= float32(float32(halfAt(b[2:])*d8) * float32(sums[2*j+1]))
 		}
 	}
 	return summ + sumd
@@ -95,7 +95,7 @@ func dotQ6K(n int, w, x []byte) float32 {
 			i := i0 + j
 			b := (*[q6KBytes]byte)(w[i*q6KBytes:])
 			d8 := q8KScale((*[q8KBytes]byte)(x[i*q8KBytes:]))
-			sumf += float32(float32(kHalf(b[q6KD:])*d8) * float32(sums[j]))
+			sumf += float32(float32(halfAt(b[q6KD:])*d8) * float32(sums[j]))
 		}
 	}
 	return sumf
@@ -115,8 +115,8 @@ func dotQ2K(n int, w, x []byte) float32 {
 			i := i0 + j
 			b := (*[q2KBytes]byte)(w[i*q2KBytes:])
 			d8 := q8KScale((*[q8KBytes]byte)(x[i*q8KBytes:]))
-			dall := d8 * kHalf(b[q2KD:])
-			dmin := d8 * kHalf(b[q2KD+2:])
+			dall := d8 * halfAt(b[q2KD:])
+			dmin := d8 * halfAt(b[q2KD+2:])
 			sumf += float32(dall*float32(sums[2*j])) - float32(dmin*float32(sums[2*j+1]))
 		}
 	}
@@ -136,7 +136,7 @@ func dotQ3K(n int, w, x []byte) float32 {
 		for j := range m {
 			i := i0 + j
 			b := (*[q3KBytes]byte)(w[i*q3KBytes:])
-			d := kHalf(b[q3KD:]) * q8KScale((*[q8KBytes]byte)(x[i*q8KBytes:]))
+			d := halfAt(b[q3KD:]) * q8KScale((*[q8KBytes]byte)(x[i*q8KBytes:]))
 			sumf += float32(d * float32(sums[j]))
 		}
 	}

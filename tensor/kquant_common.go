@@ -17,10 +17,7 @@ package tensor
 // differ from it (and from llama.cpp's SIMD paths) in the last bits of the float32
 // accumulation only.
 
-import (
-	"encoding/binary"
-	"math"
-)
+import "math"
 
 // groupMaxEps is GROUP_MAX_EPS: below this absolute maximum a group counts as all zero.
 const groupMaxEps = 1e-15
@@ -31,22 +28,6 @@ const groupMaxEps = 1e-15
 func kNearestInt(f float32) int32 {
 	v := float32(f) + 12582912
 	return int32(math.Float32bits(v)&0x007fffff) - 0x00400000
-}
-
-// kHalf reads the little-endian IEEE half at b[0:2] as float32 (GGML_FP16_TO_FP32).
-func kHalf(b []byte) float32 {
-	return F16ToF32(binary.LittleEndian.Uint16(b))
-}
-
-// kPutHalf stores f at b[0:2] as a little-endian IEEE half, rounding to nearest even
-// (GGML_FP32_TO_FP16).
-func kPutHalf(b []byte, f float32) {
-	binary.LittleEndian.PutUint16(b, F32ToF16(f))
-}
-
-// kAbs is fabsf.
-func kAbs(f float32) float32 {
-	return math.Float32frombits(math.Float32bits(f) &^ (1 << 31))
 }
 
 // kClamp limits v to [lo, hi] (MAX(lo, MIN(hi, v))).
@@ -60,7 +41,7 @@ func kClamp(v, lo, hi int32) int32 {
 func makeQxQuants(nmax int32, x []float32, L []int8) float32 {
 	var mx, amax float32
 	for _, v := range x {
-		if ax := kAbs(v); ax > amax {
+		if ax := abs32(v); ax > amax {
 			amax, mx = ax, v
 		}
 	}
@@ -120,7 +101,7 @@ func qxLevels(nmax int32, x []float32, L []int8, iscale float32) {
 func makeQ3Quants(nmax int32, x []float32, L []int8) float32 {
 	var mx, amax float32
 	for _, v := range x {
-		if ax := kAbs(v); ax > amax {
+		if ax := abs32(v); ax > amax {
 			amax, mx = ax, v
 		}
 	}
@@ -257,7 +238,7 @@ func makeQkx2Quants(p qkx2Params, x, weights []float32, L, laux []uint8) (scale,
 // qkx2Diff is the error measure of make_qkx2_quants: |d| or d².
 func qkx2Diff(d float32, mad bool) float32 {
 	if mad {
-		return kAbs(d)
+		return abs32(d)
 	}
 	return d * d
 }

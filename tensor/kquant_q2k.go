@@ -20,7 +20,7 @@ func dequantizeQ2K(dst []float32, src []byte) {
 	for i := 0; i < len(dst)/QKK; i++ {
 		b := (*[q2KBytes]byte)(src[i*q2KBytes:])
 		y := (*[QKK]float32)(dst[i*QKK:])
-		d, dmin := kHalf(b[q2KD:]), kHalf(b[q2KD+2:])
+		d, dmin := halfAt(b[q2KD:]), halfAt(b[q2KD+2:])
 		for is := range QKK / 16 {
 			sc := b[is]
 			dl, ml := d*float32(sc&0xF), dmin*float32(sc>>4)
@@ -56,7 +56,7 @@ func quantizeBlockQ2K(y *[q2KBytes]byte, x *[QKK]float32) {
 	for j := range QKK / 16 {
 		xs := x[16*j : 16*j+16]
 		for l, v := range xs {
-			weights[l] = kAbs(v)
+			weights[l] = abs32(v)
 		}
 		scales[j], mins[j] = makeQkx2Quants(p, xs, weights[:], L[16*j:16*j+16], laux[:])
 		if scales[j] > maxScale {
@@ -73,20 +73,20 @@ func quantizeBlockQ2K(y *[q2KBytes]byte, x *[QKK]float32) {
 		for j := range sc {
 			sc[j] = uint8(kNearestInt(float32(iscale * scales[j])))
 		}
-		kPutHalf(y[q2KD:], maxScale/q4scale)
+		putHalf(y[q2KD:], maxScale/q4scale)
 	} else {
-		kPutHalf(y[q2KD:], 0)
+		putHalf(y[q2KD:], 0)
 	}
 	if maxMin > 0 {
 		iscale := q4scale / maxMin
 		for j := range sc {
 			sc[j] |= uint8(kNearestInt(float32(iscale*mins[j])) << 4)
 		}
-		kPutHalf(y[q2KD+2:], maxMin/q4scale)
+		putHalf(y[q2KD+2:], maxMin/q4scale)
 	} else {
-		kPutHalf(y[q2KD+2:], 0)
+		putHalf(y[q2KD+2:], 0)
 	}
-	d, dmin := kHalf(y[q2KD:]), kHalf(y[q2KD+2:])
+	d, dmin := halfAt(y[q2KD:]), halfAt(y[q2KD+2:])
 	for j := range QKK / 16 {
 		dj := d * float32(sc[j]&0xF)
 		if dj == 0 {
@@ -134,8 +134,8 @@ func dotQ2KGo(n int, w, x []byte) float32 {
 					int32(b[is+1]&0xF)*crumbDot16(v2, v3, a2, a3, uint(2*k))
 			}
 		}
-		dall := d8 * kHalf(b[q2KD:])
-		dmin := d8 * kHalf(b[q2KD+2:])
+		dall := d8 * halfAt(b[q2KD:])
+		dmin := d8 * halfAt(b[q2KD+2:])
 		sumf += float32(dall*float32(isum)) - float32(dmin*float32(summs))
 	}
 	return sumf

@@ -29,7 +29,7 @@ func dequantizeQ3K(dst []float32, src []byte) {
 	for i := 0; i < len(dst)/QKK; i++ {
 		b := (*[q3KBytes]byte)(src[i*q3KBytes:])
 		y := (*[QKK]float32)(dst[i*QKK:])
-		d := kHalf(b[q3KD:])
+		d := halfAt(b[q3KD:])
 		for is := range QKK / 16 {
 			dl := d * float32(q3KScale(b[q3KScales:q3KD], is)-32)
 			off := 16 * (is % 2)
@@ -59,7 +59,7 @@ func quantizeBlockQ3K(y *[q3KBytes]byte, x *[QKK]float32) {
 	var maxScale, amax float32
 	for j := range QKK / 16 {
 		scales[j] = makeQ3Quants(4, x[16*j:16*j+16], L[16*j:16*j+16])
-		if s := kAbs(scales[j]); s > amax {
+		if s := abs32(scales[j]); s > amax {
 			amax, maxScale = s, scales[j]
 		}
 	}
@@ -77,11 +77,11 @@ func quantizeBlockQ3K(y *[q3KBytes]byte, x *[QKK]float32) {
 			}
 			s[j%4+8] |= byte(l>>4) << (2 * uint(j/4))
 		}
-		kPutHalf(y[q3KD:], 1/iscale)
+		putHalf(y[q3KD:], 1/iscale)
 	} else {
-		kPutHalf(y[q3KD:], 0)
+		putHalf(y[q3KD:], 0)
 	}
-	d := kHalf(y[q3KD:])
+	d := halfAt(y[q3KD:])
 	for j := range QKK / 16 {
 		dj := d * float32(q3KScale(s, j)-32)
 		if dj == 0 {
@@ -129,7 +129,7 @@ func dotQ3KGo(n int, w, x []byte) float32 {
 				isum += (q3KScale(sc, j)-32)*s0 + (q3KScale(sc, j+1)-32)*s1
 			}
 		}
-		d := kHalf(b[q3KD:]) * q8KScale(a)
+		d := halfAt(b[q3KD:]) * q8KScale(a)
 		sumf += float32(d * float32(isum))
 	}
 	return sumf

@@ -22,7 +22,7 @@ func dequantizeQ4K(dst []float32, src []byte) {
 	for i := 0; i < len(dst)/QKK; i++ {
 		b := (*[q4KBytes]byte)(src[i*q4KBytes:])
 		y := (*[QKK]float32)(dst[i*QKK:])
-		d, dmin := kHalf(b[0:]), kHalf(b[2:])
+		d, dmin := halfAt(b[0:]), halfAt(b[2:])
 		for c := range 4 {
 			sc1, m1 := scaleMinK4(2*c, b[q4KScales:q4KQs])
 			sc2, m2 := scaleMinK4(2*c+1, b[q4KScales:q4KQs])
@@ -72,7 +72,7 @@ func scaleMinQuantize(p qkx2Params, head []byte, x *[QKK]float32, L *[QKK]uint8)
 		}
 		avX := float32(math.Sqrt(float64(sumX2 / 32)))
 		for l, v := range xs {
-			weights[l] = avX + kAbs(v)
+			weights[l] = avX + abs32(v)
 		}
 		scales[j], mins[j] = makeQkx2Quants(p, xs, weights[:], L[32*j:32*j+32], laux[:])
 		if scales[j] > maxScale {
@@ -95,9 +95,9 @@ func scaleMinQuantize(p qkx2Params, head []byte, x *[QKK]float32, L *[QKK]uint8)
 		lm[j] = min(63, uint8(kNearestInt(float32(invMin*mins[j]))))
 	}
 	putScaleMinK4(head[4:16], &ls, &lm)
-	kPutHalf(head[0:], maxScale/63)
-	kPutHalf(head[2:], maxM/63)
-	d, dmin := kHalf(head[0:]), kHalf(head[2:])
+	putHalf(head[0:], maxScale/63)
+	putHalf(head[2:], maxM/63)
+	d, dmin := halfAt(head[0:]), halfAt(head[2:])
 	for j := range QKK / 32 {
 		sc, m := scaleMinK4(j, head[4:16])
 		dj := d * float32(sc)
@@ -142,8 +142,8 @@ func dotQ4KGo(n int, w, x []byte) float32 {
 			isum += sc[2*c]*s0 + sc[2*c+1]*s1
 		}
 		d8 := q8KScale(a)
-		sumd += float32(float32(kHalf(b[0:])*d8) * float32(isum))
-		summ -= float32(float32(kHalf(b[2:])*d8) * float32(summs))
+		sumd += float32(float32(halfAt(b[0:])*d8) * float32(isum))
+		summ -= float32(float32(halfAt(b[2:])*d8) * float32(summs))
 	}
 	return summ + sumd
 }

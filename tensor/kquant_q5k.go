@@ -19,7 +19,7 @@ func dequantizeQ5K(dst []float32, src []byte) {
 	for i := 0; i < len(dst)/QKK; i++ {
 		b := (*[q5KBytes]byte)(src[i*q5KBytes:])
 		y := (*[QKK]float32)(dst[i*QKK:])
-		d, dmin := kHalf(b[0:]), kHalf(b[2:])
+		d, dmin := halfAt(b[0:]), halfAt(b[2:])
 		qh := (*[32]byte)(b[q5KQh:])
 		for c := range 4 {
 			sc1, m1 := scaleMinK4(2*c, b[q5KScales:q5KQh])
@@ -86,8 +86,8 @@ func dotQ5KGo(n int, w, x []byte) float32 {
 			isum += sc[2*c]*s0 + sc[2*c+1]*s1
 		}
 		d8 := q8KScale(a)
-		sumd += float32(float32(kHalf(b[0:])*d8) * float32(isum))
-		summ -= float32(float32(kHalf(b[2:])*d8) * float32(summs))
+		sumd += float32(float32(halfAt(b[0:])*d8) * float32(isum))
+		summ -= float32(float32(halfAt(b[2:])*d8) * float32(summs))
 	}
 	return summ + sumd
 }

@@ -21,7 +21,7 @@ func dequantizeQ6K(dst []float32, src []byte) {
 	for i := 0; i < len(dst)/QKK; i++ {
 		b := (*[q6KBytes]byte)(src[i*q6KBytes:])
 		y := (*[QKK]float32)(dst[i*QKK:])
-		d := kHalf(b[q6KD:])
+		d := halfAt(b[q6KD:])
 		for h := range 2 {
 			ql := (*[64]byte)(b[64*h:])
 			qh := (*[32]byte)(b[q6KQh+32*h:])
@@ -57,7 +57,7 @@ func quantizeBlockQ6K(y *[q6KBytes]byte, x *[QKK]float32) {
 	var maxScale, maxAbs float32
 	for ib := range QKK / 16 {
 		scales[ib] = makeQxQuants(32, x[16*ib:16*ib+16], L[16*ib:16*ib+16])
-		if a := kAbs(scales[ib]); a > maxAbs {
+		if a := abs32(scales[ib]); a > maxAbs {
 			maxAbs, maxScale = a, scales[ib]
 		}
 	}
@@ -66,12 +66,12 @@ func quantizeBlockQ6K(y *[q6KBytes]byte, x *[QKK]float32) {
 		return
 	}
 	iscale := -128 / maxScale
-	kPutHalf(y[q6KD:], 1/iscale)
+	putHalf(y[q6KD:], 1/iscale)
 	sc := y[q6KScales:q6KD]
 	for ib := range sc {
 		sc[ib] = byte(int8(min(127, kNearestInt(float32(iscale*scales[ib])))))
 	}
-	d := kHalf(y[q6KD:])
+	d := halfAt(y[q6KD:])
 	for j := range QKK / 16 {
 		dj := d * float32(int8(sc[j]))
 		if dj == 0 {
@@ -123,7 +123,7 @@ func dotQ6KGo(n int, w, x []byte) float32 {
 				}
 			}
 		}
-		sumf += float32(float32(kHalf(b[q6KD:])*q8KScale(a)) * float32(isum))
+		sumf += float32(float32(halfAt(b[q6KD:])*q8KScale(a)) * float32(isum))
 	}
 	return sumf
 }

@@ -44,7 +44,7 @@ func quantizeQ8K(dst []byte, src []float32) {
 func quantizeBlockQ8K(b []byte, x []float32) {
 	var mx, amax float32
 	for _, v := range x {
-		if ax := kAbs(v); ax > amax {
+		if ax := abs32(v); ax > amax {
 			amax, mx = ax, v
 		}
 	}

@@ -106,12 +106,12 @@ func downloadF32(t *testing.T, d backend.Device, b backend.Buffer) []float32 {
 	return append([]float32(nil), tensor.Float32s(download(t, d, b))...)
 }
 
-// quantized returns v encoded as dt, or skips t when the tensor package cannot yet.
+// quantized returns v encoded as dt.
 func quantized(t *testing.T, dt tensor.DType, v []float32) []byte {
 	t.Helper()
 	b := make([]byte, dt.RowBytes(len(v)))
 	if err := tensor.Quantize(dt, b, v); err != nil {
-		t.Skipf("quantize %v: %v", dt, err)
+		t.Fatalf("quantize %v: %v", dt, err)
 	}
 	return b
 }
@@ -121,7 +121,7 @@ func dequantized(t *testing.T, dt tensor.DType, b []byte, n int) []float32 {
 	t.Helper()
 	v := make([]float32, n)
 	if err := tensor.Dequantize(dt, v, b); err != nil {
-		t.Skipf("dequantize %v: %v", dt, err)
+		t.Fatalf("dequantize %v: %v", dt, err)
 	}
 	return v
 }

@@ -38,8 +38,8 @@ func testBuffers(t *testing.T, d backend.Device) {
 	}
 }
 
-// testEmbed checks Embed against host dequantization for every table type the tensor
-// package can encode.
+// testEmbed checks Embed against host dequantization for float and quantized table
+// types.
 func testEmbed(t *testing.T, d backend.Device) {
 	for _, dt := range []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q8_0, tensor.Q4_0, tensor.Q4_K, tensor.Q6_K} {
 		t.Run(dt.String(), func(t *testing.T) {

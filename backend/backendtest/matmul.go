@@ -9,8 +9,8 @@ import (
 	"github.com/infergo/infer/tensor"
 )
 
-// WeightTypes are the weight types MatMul is checked with; types the tensor package
-// cannot encode yet are skipped.
+// WeightTypes are the weight types MatMul is checked with, every weight type the tensor
+// package can quantize to; a backend's benchmarks may range over them too.
 var WeightTypes = []tensor.DType{
 	tensor.F32, tensor.F16, tensor.BF16,
 	tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0,

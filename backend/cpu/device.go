@@ -1,14 +1,16 @@
-// Package cpu is the reference device: every kernel of backend.Kernels in pure Go,
-// parallel over a fixed pool of goroutines, computing what llama.cpp's CPU backend
-// computes, in the same float32 order where that order decides the bits.
+// Package cpu is the reference device: every kernel of backend.Kernels in Go (with
+// amd64 assembly that gives the same bits), parallel over a fixed pool of goroutines,
+// computing what llama.cpp's CPU backend computes, in the same float32 order where
+// that order decides the bits.
 //
 // The order followed is that of the x86-64 AVX-512 build that made the project's
 // reference numbers: activations quantized to the weight's vec-dot type before a
 // matmul (the x86 quantizer for Q8_0/Q8_1), llamafile's tinyBLAS for F32/F16 batches
-// and ggml_vec_dot otherwise (simd.go, quantx86.go), RMS sums in float64, ggml_v_expf
-// and ggml_v_silu lane by lane, glibc's expf/sinf/cosf (libm.go), and llama.cpp's three
-// attention kernels (attention.go, flashattn.go). With them the logits of
-// stories260K and synth-256 in Q8_0 match llama.cpp's bit for bit.
+// and ggml_vec_dot otherwise (simd.go, and the tensor package's x86-order dots), RMS
+// sums in float64, ggml_v_expf and ggml_v_silu lane by lane, glibc's expf/sinf/cosf
+// (libm.go), and llama.cpp's three attention kernels (attention.go, flashattn.go).
+// With them the logits of stories260K and synth-256 in Q8_0 match llama.cpp's bit
+// for bit.
 //
 // Kernels run synchronously on the calling goroutine and the pool, so submission order
 // is execution order. A Device may be shared by goroutines: kernels take a lock.
@@ -142,8 +144,10 @@ func (d *Device) fail(err error) {
 	}
 }
 
+// errForeign is own's error for a buffer that is not one of this device's.
 var errForeign = errors.New("buffer belongs to another device")
 
+// own returns b as one of this device's buffers, or errForeign.
 func (d *Device) own(b backend.Buffer) (*Buffer, error) {
 	cb, ok := b.(*Buffer)
 	if !ok || cb.dev != d {

@@ -184,15 +184,7 @@ func accRowF16Go(acc []float32, v []uint16, p float32) {
 	}
 }
 
-// fma32 is fmaf(a, b, c): the float32 product is exact in float64, so one float64
-// addition rounds the exact sum once; the rounding to float32 that follows differs from
-// a true fused float32 operation only when the float64 result lands exactly halfway
-// between two float32 values (about once in 2^29). Plain float64 arithmetic is several
-// times faster than math.FMA here, and a compiler that fuses it changes nothing.
-func fma32(a, b, c float32) float32 {
-	return float32(float64(a)*float64(b) + float64(c))
-}
-
+// toF16 and fromF16 are tensor's F16 conversions under short names.
 func toF16(x float32) uint16   { return tensor.F32ToF16(x) }
 func fromF16(h uint16) float32 { return tensor.F16ToF32(h) }
 

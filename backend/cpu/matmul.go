@@ -8,14 +8,14 @@ import (
 )
 
 // matmulTask computes dst (n, out) = x · wᵀ in two passes over the pool: quantize
-// converts each row of x once to w's vec-dot type, then dot walks blocks of weight rows
-// with the n activation rows inside, so each weight row is read once per batch.
+// converts each row of x once to qt (activationType), then dot walks blocks of weight
+// rows with the n activation rows inside, so each weight row is read once per batch.
 type matmulTask struct {
 	quantize bool
 	dst      []float32 // (n, out)
 	x        []float32 // (n, in)
 	w        []byte    // (out, in) of wt
-	xq       []byte    // (n, in) of wt.VecDotType()
+	xq       []byte    // (n, in) of qt, activationType(wt): x itself when qt is F32
 	wt, qt   tensor.DType
 	quant    func(dst []byte, src []float32) // tensor.ActivationQuantizer(qt)
 	dot      func(n int, w, x []byte) float32
@@ -107,35 +107,42 @@ func (d *Device) scratch(n int) []byte {
 	return d.xq[:n]
 }
 
-// mulMatDot is the dot product MatMul uses: matmulDot's, except for the weight types
-// whose x86 float order the tensor package implements (Q8_0, Q5_0: tensor.X86DotFunc),
-// which it returns directly.
+// mulMatDot returns the dot product llama.cpp's CPU mul_mat uses for out weight rows of
+// type wt and in elements against a batch of n rows: llamafile's tinyBLAS for F32 and
+// F16 weights when n ≥ 2, in is a multiple of 16 and out of 4 (llamafile_sgemm declines
+// other shapes), else the vec_dot of the type: in the x86 order where the tensor package
+// has it (Q8_0, Q5_0: tensor.X86DotFunc), for BF16 against F32 activations
+// (activationType), for the other types the tensor package's.
 func mulMatDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float32, error) {
 	if f := tensor.X86DotFunc(wt); f != nil {
 		return f, nil
 	}
-	return matmulDot(wt, n, in, out)
+	sgemm := n >= 2 && in%lanes == 0 && out%4 == 0
+	switch {
+	case wt == tensor.F32 && sgemm:
+		return sgemmF32Bytes, nil
+	case wt == tensor.F32:
+		return vecDotF32Bytes, nil
+	case wt == tensor.F16 && sgemm:
+		return sgemmF16Bytes, nil
+	case wt == tensor.F16:
+		return vecDotF16Bytes, nil
+	case wt == tensor.BF16:
+		return tensor.DotBF16F32, nil
+	}
+	return tensor.DotFunc(wt)
 }
 
 // mulMatTile is the tile form of mulMatDot's dot, or nil: tensor.X86DotTileFunc for the
-// types of tensor.X86DotFunc, tensor.DotTileFunc for the types whose dot matmulDot takes
+// types of tensor.X86DotFunc, tensor.DotTileFunc for the types whose dot mulMatDot takes
 // from tensor.DotFunc.
 func mulMatTile(wt tensor.DType) func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	if tensor.X86DotFunc(wt) != nil {
 		return tensor.X86DotTileFunc(wt)
 	}
 	switch wt {
-	case tensor.F32, tensor.F16, tensor.Q8_0, tensor.Q5_0, tensor.BF16:
-		return nil // matmulDot's own
+	case tensor.F32, tensor.F16, tensor.BF16:
+		return nil // mulMatDot's own
 	}
 	return tensor.DotTileFunc(wt)
 }
-
-// dotQ8_0x86 and dotQ5_0x86 are the Q8_0 and Q5_0 dots of matmulDot (simd.go): llama.cpp's
-// AVX2 ggml_vec_dot_q{8,5}_0_q8_0 order (and tinyBLAS_Q0_AVX's for batches), from the
-// tensor package. MatMul calls tensor's functions directly (mulMatDot).
-func dotQ8_0x86(n int, w, x []byte) float32 { return x86Dot(tensor.Q8_0, n, w, x) }
-
-func dotQ5_0x86(n int, w, x []byte) float32 { return x86Dot(tensor.Q5_0, n, w, x) }
-
-func x86Dot(wt tensor.DType, n int, w, x []byte) float32 { return tensor.X86DotFunc(wt)(n, w, x) }

@@ -165,14 +165,24 @@ func vexpf(x float32) float32 {
 // vsilu is one lane of ggml_v_silu: x/(1+ggml_v_expf(0-x)).
 func vsilu(x float32) float32 { return x / (1 + vexpf(0-x)) }
 
+// fma32 is fmaf(a, b, c): the float32 product is exact in float64, so one float64
+// addition rounds the exact sum once; the rounding to float32 that follows differs from
+// a true fused float32 operation only when the float64 result lands exactly halfway
+// between two float32 values (about once in 2^29). Plain float64 arithmetic is several
+// times faster than math.FMA here, and a compiler that fuses it changes nothing.
+func fma32(a, b, c float32) float32 {
+	return float32(float64(a)*float64(b) + float64(c))
+}
+
 // fnma32 is -(a·b)+c rounded once (_mm512_fnmadd_ps), computed as fma32 is.
 func fnma32(a, b, c float32) float32 {
 	return float32(float64(c) - float64(a)*float64(b))
 }
 
+// abs32 is fabsf: x with its sign bit cleared.
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }
 
-// The ...Bytes functions adapt the kernels above to tensor.DotFunc's signature.
+// The ...Bytes functions adapt the kernels above to tensor.DotFunc's signature (mulMatDot).
 func sgemmF32Bytes(n int, w, x []byte) float32 {
 	return sgemmF32(tensor.Float32s(w)[:n], tensor.Float32s(x)[:n])
 }
@@ -184,30 +194,3 @@ func vecDotF32Bytes(n int, w, x []byte) float32 {
 func sgemmF16Bytes(n int, w, x []byte) float32 { return sgemmF16(uint16s(w)[:n], uint16s(x)[:n]) }
 
 func vecDotF16Bytes(n int, w, x []byte) float32 { return vecDotF16(uint16s(w)[:n], uint16s(x)[:n]) }
-
-// matmulDot returns the dot product llama.cpp's CPU mul_mat uses for out weight rows of
-// type wt and in elements against a batch of n rows: llamafile's tinyBLAS for F32 and
-// F16 weights when n ≥ 2, in is a multiple of 16 and out of 4 (llamafile_sgemm declines
-// other shapes), else the vec_dot of the type: for Q8_0, Q5_0, Q4_1 and Q5_1 in the x86
-// order (tensor.X86DotFunc), for BF16 F32 activations (activationType), for the other
-// types the tensor package's.
-func matmulDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float32, error) {
-	sgemm := n >= 2 && in%lanes == 0 && out%4 == 0
-	switch {
-	case wt == tensor.F32 && sgemm:
-		return sgemmF32Bytes, nil
-	case wt == tensor.F32:
-		return vecDotF32Bytes, nil
-	case wt == tensor.F16 && sgemm:
-		return sgemmF16Bytes, nil
-	case wt == tensor.F16:
-		return vecDotF16Bytes, nil
-	case wt == tensor.Q8_0:
-		return dotQ8_0x86, nil
-	case wt == tensor.Q5_0:
-		return dotQ5_0x86, nil
-	case wt == tensor.BF16:
-		return tensor.DotBF16F32, nil
-	}
-	return tensor.DotFunc(wt)
-}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/infergo/infer/internal/testdata"
-	"github.com/infergo/infer/tensor"
 )
 
 // sharedFiles lists every .gguf in the shared test data, skipping t when it is absent.
@@ -75,15 +74,13 @@ func TestSharedTensorTypes(t *testing.T) {
 		}
 		for name, typ := range m.TensorTypes {
 			ti, ok := f.Tensor(name)
-			if !ok || !equalFold(ti.Type.String(), typ) {
+			if !ok || !strings.EqualFold(ti.Type.String(), typ) {
 				t.Errorf("%s: %s: type %v (found %v), want %s", m.File, name, ti.Type, ok, typ)
 			}
 		}
 		f.Close()
 	}
 }
-
-func equalFold(a, b string) bool { return bytes.EqualFold([]byte(a), []byte(b)) }
 
 // TestRewriteIdentical reads each shared file (written by gguf-py or llama.cpp), writes
 // it back with the same metadata and tensors, and expects the same bytes.
@@ -105,6 +102,7 @@ func TestRewriteIdentical(t *testing.T) {
 	}
 }
 
+// firstDiff returns the index of the first byte where a and b differ, or the shorter length.
 func firstDiff(a, b []byte) int {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {
@@ -112,35 +110,4 @@ func firstDiff(a, b []byte) int {
 		}
 	}
 	return min(len(a), len(b))
-}
-
-func TestOpenErrors(t *testing.T) {
-	dir := t.TempDir()
-	empty := filepath.Join(dir, "empty.gguf")
-	bad := filepath.Join(dir, "bad.gguf")
-	os.WriteFile(empty, nil, 0o644)
-	os.WriteFile(bad, []byte("GGUF\x01\x00\x00\x00"), 0o644)
-	tests := []struct{ path, want string }{
-		{filepath.Join(dir, "missing.gguf"), "no such file"},
-		{empty, "empty.gguf: gguf: offset 0x0: truncated: magic needs 4 bytes, 0 remain"},
-		{bad, "bad.gguf: gguf: offset 0x4: unsupported version 1"},
-	}
-	for _, tt := range tests {
-		f, err := Open(tt.path)
-		if f != nil || err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Open(%s) = %v, %v; want error %q", tt.path, f, err, tt.want)
-		}
-	}
-}
-
-// TestTensorInfoSizes checks Elements, Rows, RowLen and Bytes.
-func TestTensorInfoSizes(t *testing.T) {
-	ti := TensorInfo{Dims: []uint64{256, 768, 2}, Type: tensor.Q4_K}
-	if ti.Elements() != 256*768*2 || ti.Rows() != 768*2 || ti.RowLen() != 256 || ti.Bytes() != 144*768*2 {
-		t.Errorf("%+v: elements %d rows %d bytes %d", ti, ti.Elements(), ti.Rows(), ti.Bytes())
-	}
-	scalar := TensorInfo{Type: tensor.F32}
-	if scalar.Elements() != 1 || scalar.Bytes() != 4 {
-		t.Errorf("rank 0: elements %d bytes %d", scalar.Elements(), scalar.Bytes())
-	}
 }
