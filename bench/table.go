@@ -33,9 +33,9 @@ type Columns struct {
 
 // Printer writes rows as they are measured.
 type Printer interface {
-	Header() error
-	Row(r Row) error
-	Footer() error
+	Header() error   // writes what comes before the first row
+	Row(r Row) error // writes one row
+	Footer() error   // writes what comes after the last row
 }
 
 // NewMarkdown returns a printer of llama-bench's markdown table with the given
@@ -53,6 +53,7 @@ func NewMarkdown(w io.Writer, c Columns, build string) Printer {
 	return &markdown{w: w, fields: append(fields, "test", "t/s"), build: build}
 }
 
+// markdown is the Printer of llama-bench's markdown table.
 type markdown struct {
 	w      io.Writer
 	fields []string
@@ -84,6 +85,7 @@ func width(field string) int {
 	return -max(len(field), 10)
 }
 
+// Header writes the column names and the alignment row.
 func (m *markdown) Header() error {
 	var h, sep strings.Builder
 	h.WriteString("|")
@@ -101,6 +103,7 @@ func (m *markdown) Header() error {
 	return err
 }
 
+// Row writes one table line.
 func (m *markdown) Row(r Row) error {
 	var b strings.Builder
 	b.WriteString("|")
@@ -112,6 +115,7 @@ func (m *markdown) Row(r Row) error {
 	return err
 }
 
+// Footer writes the build line.
 func (m *markdown) Footer() error {
 	_, err := fmt.Fprintf(m.w, "\nbuild: %s\n", m.build)
 	return err
@@ -166,6 +170,7 @@ func FormatParams(n int64) string {
 // llama-bench's field names for the fields both have.
 func NewJSON(w io.Writer, build string) Printer { return &jsonPrinter{w: w, build: build} }
 
+// jsonPrinter is the Printer of a JSON array; n counts the rows written.
 type jsonPrinter struct {
 	w     io.Writer
 	build string
@@ -196,11 +201,13 @@ type jsonRow struct {
 	SamplesTS   []float64 `json:"samples_ts"`
 }
 
+// Header opens the array.
 func (j *jsonPrinter) Header() error {
 	_, err := io.WriteString(j.w, "[\n")
 	return err
 }
 
+// Row writes one object, after a comma from the second on.
 func (j *jsonPrinter) Row(r Row) error {
 	b, err := json.MarshalIndent(jsonRow{
 		BuildCommit: j.build, Backends: r.Backend, Filename: r.Model.Filename, Type: r.Model.Desc,
@@ -223,6 +230,7 @@ func (j *jsonPrinter) Row(r Row) error {
 	return err
 }
 
+// Footer closes the array.
 func (j *jsonPrinter) Footer() error {
 	_, err := io.WriteString(j.w, "\n]\n")
 	return err

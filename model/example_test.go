@@ -6,9 +6,52 @@ import (
 	"log"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 
 	"github.com/infergo/infer/model"
+	"github.com/infergo/infer/model/synth"
 )
+
+// A Session holds a KV cache; Eval appends tokens to it and returns their logits, one
+// row of NVocab per token when all is true. Here the model is a random-weight one of
+// synth's tiny shape.
+func ExampleModel_NewSession() {
+	dir, err := os.MkdirTemp("", "model")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	shape, _ := synth.LookupShape("tiny")
+	ft, _ := synth.LookupFileType("F32")
+	plan, err := synth.NewPlan(shape, ft)
+	if err != nil {
+		log.Fatal(err)
+	}
+	path := filepath.Join(dir, "tiny.gguf")
+	if err := synth.Write(path, plan, synth.Options{Seed: 1, Threads: 1}); err != nil {
+		log.Fatal(err)
+	}
+	m, err := model.Load(path, model.Options{Threads: 1, ContextSize: 64})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer m.Close()
+	s, err := m.NewSession()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	logits, err := s.Eval([]int32{1, 42, 7}, true)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(logits)/m.Config().NVocab, "rows of", m.Config().NVocab, "logits; position", s.Pos(), "of", s.Ctx())
+	logits, _ = s.Eval([]int32{9}, false)
+	fmt.Println(len(logits), "logits for the last token; position", s.Pos())
+	// Output:
+	// 3 rows of 512 logits; position 3 of 64
+	// 512 logits for the last token; position 4
+}
 
 // Greedy decoding picks the most likely token; ties go to the lowest id.
 func ExampleNewSampler_greedy() {

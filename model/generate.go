@@ -81,6 +81,9 @@ func perSecond(n int, d time.Duration) float64 {
 // the context is full. If ctx is cancelled, Generate returns what it has so far and
 // ctx.Err().
 func Generate(ctx context.Context, m *Model, prompt string, opts GenerateOptions, onToken func(Token) error) (Result, error) {
+	if m.Tokenizer() == nil {
+		return Result{}, errNoTokenizer("generate")
+	}
 	s, err := m.NewSession()
 	if err != nil {
 		return Result{}, fmt.Errorf("generate: %w", err)

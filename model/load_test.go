@@ -1,6 +1,7 @@
 package model
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -94,5 +95,24 @@ func TestConfigFromGGUF(t *testing.T) {
 				t.Fatalf("configFromGGUF = %+v, %v\nwant %+v", got, err, want)
 			}
 		})
+	}
+}
+
+// TestNoTokenizer checks that Generate and Perplexity fail with an error, not a panic,
+// on a model whose file has no vocabulary.
+func TestNoTokenizer(t *testing.T) {
+	m, err := Load(newTiny(6).file(t, tensor.F32), Options{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if m.Tokenizer() != nil {
+		t.Fatal("Tokenizer() is not nil for a file without tokenizer.ggml.model")
+	}
+	if _, err := Generate(context.Background(), m, "hi", GenerateOptions{NPredict: 1}, nil); err == nil || !strings.Contains(err.Error(), "no tokenizer") {
+		t.Errorf("Generate: %v; want a no-tokenizer error", err)
+	}
+	if _, err := Perplexity(context.Background(), m, "hi", PerplexityOptions{}, nil); err == nil || !strings.Contains(err.Error(), "no tokenizer") {
+		t.Errorf("Perplexity: %v; want a no-tokenizer error", err)
 	}
 }

@@ -1,10 +1,16 @@
 // Package model loads LLaMA-family GGUF models and runs them: the llama architecture,
-// the KV cache, sampling, generation and perplexity, behind a small public API.
+// the KV cache, sampling, generation and perplexity.
+//
+// The public API: Load reads a file into a Model (Options choose the devices, context,
+// batch sizes and KV cache type); Model.NewSession gives a Session, a KV cache whose
+// Eval appends tokens and returns logits; Generate and Perplexity are the two uses
+// built on it, and NewSampler the token picker Generate uses. PlanFor and Neighbours let
+// a caller see, before Load, how the layers will be placed over several devices.
 //
 // The forward pass (llama.go) is written against backend.Device and reproduces
-// llama.cpp's graph for LLM_ARCH_LLAMA. On the CPU device its logits match llama.cpp's
-// CPU backend within 1e-5 for F32 weights, and bit for bit for Q8_0 models
-// (conformance_test.go).
+// llama.cpp's graph for LLM_ARCH_LLAMA. On the CPU device, with an F32 KV cache, its
+// logits match llama.cpp's CPU backend within 1e-5 for F32 weights, and bit for bit
+// for Q8_0 models (conformance_test.go).
 //
 // A model may be split over several devices (Options.Devices): split.Make places
 // contiguous ranges of layers, one stage per device, and the forward pass hands the
@@ -52,7 +58,8 @@ type Options struct {
 	Devices []backend.Device
 	// Split shapes the plan over Devices.
 	Split SplitOptions
-	Logf  func(format string, args ...any)
+	// Logf, if not nil, receives Load's log lines: the model's shape and its plan.
+	Logf func(format string, args ...any)
 }
 
 // SplitOptions shape how the layers are spread over Options.Devices.
@@ -167,6 +174,12 @@ func (m *Model) logf(format string, args ...any) {
 // errClosed is returned by a session whose model or session was closed.
 var errClosed = errors.New("model: session closed")
 
+// errNoTokenizer is op's error for a model whose file has no vocabulary.
+func errNoTokenizer(op string) error {
+	return fmt.Errorf("%s: the model has no tokenizer (no tokenizer.ggml.model in the file)", op)
+}
+
+// wrapf wraps err as "model: <format>: err".
 func wrapf(err error, format string, args ...any) error {
 	return fmt.Errorf("model: "+format+": %w", append(args, err)...)
 }

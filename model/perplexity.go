@@ -45,6 +45,9 @@ type PerplexityResult struct {
 // not nil, is called after every chunk. Cancelling ctx stops between batches.
 func Perplexity(ctx context.Context, m *Model, text string, opts PerplexityOptions, progress func(ChunkResult)) (PerplexityResult, error) {
 	tok := m.Tokenizer()
+	if tok == nil {
+		return PerplexityResult{}, errNoTokenizer("perplexity")
+	}
 	s, err := m.NewSession()
 	if err != nil {
 		return PerplexityResult{}, fmt.Errorf("perplexity: %w", err)

@@ -24,8 +24,8 @@ import (
 var ErrNoDriver = errors.New("no CUDA driver")
 
 // driver is the outcome of loading libcuda once per process: the library handle lives in
-// C; this records whether it loaded and cuInit succeeded. It is the package's only
-// mutable state.
+// C; this records whether it loaded and cuInit succeeded. With cublasLoad, its cuBLAS
+// counterpart, it is the package's only mutable state.
 var driver struct {
 	once sync.Once
 	err  error

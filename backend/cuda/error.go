@@ -83,6 +83,7 @@ type Error struct {
 	Code Result
 }
 
+// Error is "cuda: <op>: <result name>".
 func (e *Error) Error() string { return fmt.Sprintf("cuda: %s: %v", e.Op, e.Code) }
 
 // Unwrap returns the Result, for errors.Is.

@@ -101,6 +101,12 @@ func (d *Device) flush() error {
 		return nil
 	}
 	d.held = nil
+	return d.launchHeld(h)
+}
+
+// launchHeld launches h's mat-vecs, and its residual add, as one mv_fused kernel; it
+// runs under do.
+func (d *Device) launchHeld(h *heldMV) error {
 	r := mvRows(h.wdt, 1)
 	var ends [maxFused]int
 	var ptrs [2 * maxFused]uint64

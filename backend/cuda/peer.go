@@ -61,6 +61,7 @@ func ParsePeerMode(s string) (PeerMode, error) {
 // memory; Same pairs are two Device values on one GPU and copy device to device.
 type PeerState uint8
 
+// The states of a pair.
 const (
 	PeerUnknown     PeerState = iota // not probed yet
 	PeerCapable                      // the driver reports a peer path; not yet enabled
@@ -70,6 +71,7 @@ const (
 	PeerSame                         // the same physical GPU
 )
 
+// peerStateNames are the PeerState names, indexed by state.
 var peerStateNames = [...]string{"unknown", "capable", "unsupported", "peer", "staged", "same"}
 
 // String is the state's short name, as `infer devices` prints it.

@@ -35,7 +35,7 @@ func cmdBenchTransfer(ctx context.Context, args []string, stdout, stderr io.Writ
 	sizes := append([]int(nil), transferSizes...)
 	fs.Func("sizes", "payload `sizes` in bytes, comma-separated, with K, M or G suffixes (default 4K..256M)", sizeList(&sizes))
 	devList := fs.String("d", "", "CUDA `ordinals` to measure, comma-separated (default all)")
-	peer := fs.String("peer", "auto", "peer access: auto, or off to measure only staged and same-GPU paths")
+	peer := fs.String("peer", "auto", "peer access `mode`: auto, or off to measure only staged and same-GPU paths")
 	reps := fs.Int("r", 0, "`repetitions` per size (default: enough for about 1 GiB, 5 to 200)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: infer bench transfer [-d 0,1] [-sizes 4K,16K,64M] [-r N] [-peer auto|off]")
@@ -49,7 +49,7 @@ func cmdBenchTransfer(ctx context.Context, args []string, stdout, stderr io.Writ
 		return usageError{err}
 	}
 	if *reps < 0 {
-		return usageError{fmt.Errorf("bench transfer: -r %d: must be positive", *reps)}
+		return usageError{fmt.Errorf("bench transfer: -r %d: must not be negative", *reps)}
 	}
 	devs, closeAll, err := openDevices(*devList)
 	if err != nil {
@@ -213,29 +213,17 @@ func sizeName(n int) string {
 	return fmt.Sprintf("%d B", n)
 }
 
-// sizeList returns a flag.Func setter for sizes like "4K,64M,1G,1000".
+// sizeList returns a flag.Func setter for positive sizes like "4K,64M,1G,1000"
+// (parseByteSize's units).
 func sizeList(dst *[]int) func(string) error {
 	return func(s string) error {
 		*dst = nil
 		for _, part := range strings.Split(s, ",") {
-			part = strings.ToUpper(strings.TrimSpace(part))
-			shift := 0
-			switch {
-			case strings.HasSuffix(part, "K"):
-				shift = 10
-			case strings.HasSuffix(part, "M"):
-				shift = 20
-			case strings.HasSuffix(part, "G"):
-				shift = 30
-			}
-			if shift > 0 {
-				part = part[:len(part)-1]
-			}
-			v, err := strconv.Atoi(part)
+			v, err := parseByteSize(part)
 			if err != nil || v <= 0 {
 				return fmt.Errorf("%q is not a list of sizes", s)
 			}
-			*dst = append(*dst, v<<shift)
+			*dst = append(*dst, int(v))
 		}
 		return nil
 	}

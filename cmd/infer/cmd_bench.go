@@ -47,7 +47,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	p := bench.NewMarkdown(stdout, bench.Columns{Threads: true, SplitMode: f.gpu.sm != "", TensorSplit: f.gpu.ts != ""}, buildInfo())
+	p := bench.NewMarkdown(stdout, bench.Columns{NGL: f.gpu.ngl > 0, Threads: true, SplitMode: f.gpu.sm != "", TensorSplit: f.gpu.ts != ""}, buildInfo())
 	if f.output == "json" {
 		p = bench.NewJSON(stdout, buildInfo())
 	}
@@ -96,7 +96,7 @@ func benchModel(ctx context.Context, path string, opts model.Options, tests []be
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		row := bench.Row{Model: info, Backend: backendName, Threads: opts.Threads, SplitMode: f.gpu.sm,
+		row := bench.Row{Model: info, Backend: backendName, Threads: opts.Threads, NGL: f.gpu.ngl, SplitMode: f.gpu.sm,
 			TensorSplit: f.gpu.ts, Batch: opts.BatchSize, Result: res, Time: time.Now()}
 		if err := p.Row(row); err != nil {
 			return err
@@ -127,7 +127,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (*benchFlags, bool, error)
 	fs.Func("n", "generation `lengths` to test, comma-separated (tg tests; default 128)", intList(&f.gens))
 	fs.Func("t", "CPU `threads`, comma-separated (default all cores)", intList(&f.threads))
 	fs.IntVar(&f.reps, "r", 5, "`repetitions` of each test")
-	fs.IntVar(&f.batch, "b", 512, "tokens per forward pass (llama-bench's -ub)")
+	fs.IntVar(&f.batch, "b", 512, "batch size in `tokens` for prompt evaluation (llama-bench's -b; -ub cuts it into micro-batches)")
 	addGPUFlags(fs, &f.gpu)
 	f.gpu.sm = "" // the split-mode column shows only when -sm is given (llama-bench's layer otherwise)
 	fs.StringVar(&f.ctk, "ctk", "f16", "KV cache `type`: f16 or f32")
@@ -152,10 +152,11 @@ func (f *benchFlags) check() error {
 		return usageError{fmt.Errorf("bench: -r %d -b %d: must be at least 1", f.reps, f.batch)}
 	case f.output != "md" && f.output != "json":
 		return usageError{fmt.Errorf("bench: -o %q: want md or json", f.output)}
-	case f.gpu.sm != "" && f.gpu.sm != "none" && f.gpu.sm != "layer":
-		return usageError{fmt.Errorf("bench: -sm %q: want none or layer", f.gpu.sm)}
-	case !validSplit(f.gpu.ts):
-		return usageError{fmt.Errorf("bench: -ts %q: want ratios like 3/1", f.gpu.ts)}
+	}
+	if err := f.gpu.check(); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	switch {
 	case f.gpu.ngl == 0 && (f.gpu.ts != "" || f.gpu.device != ""):
 		return fmt.Errorf("bench: -ts %q --device %q: splitting needs CUDA devices and -ngl > 0", f.gpu.ts, f.gpu.device)
 	}
@@ -165,19 +166,6 @@ func (f *benchFlags) check() error {
 		}
 	}
 	return nil
-}
-
-// validSplit reports whether s is empty or non-negative numbers separated by '/'.
-func validSplit(s string) bool {
-	if s == "" {
-		return true
-	}
-	for _, part := range strings.Split(s, "/") {
-		if v, err := strconv.ParseFloat(part, 64); err != nil || v < 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // intList returns a flag.Func setter for a comma-separated list of integers, replacing

@@ -24,7 +24,7 @@ const (
 func cmdDevices(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("devices", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	peer := fs.String("peer", "auto", "peer access: auto, or off to stage every pair through host memory")
+	peer := fs.String("peer", "auto", "peer access `mode`: auto, or off to stage every pair through host memory")
 	measure := fs.Bool("measure", true, "measure each pair's latency (16 KiB) and bandwidth (64 MiB)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: infer devices [-peer auto|off] [-measure=false]\n\nList the CUDA devices and the peer-access table.")

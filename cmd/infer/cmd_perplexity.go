@@ -16,11 +16,7 @@ import (
 // llama-perplexity does. The running values and the final estimate go to stdout in
 // llama.cpp's format; progress goes to stderr.
 func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("perplexity", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	mf := addModelFlags(fs, modelDefaults{Ctx: 512, Batch: 2048})
-	file := fs.String("f", "", "text `file` to score (required)")
-	chunks := fs.Int("chunks", 0, "score at most `n` chunks; 0 = all")
+	fs, mf, file, chunks := perplexityFlags(stderr)
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -65,6 +61,23 @@ func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	fmt.Fprintf(stdout, "Final estimate: PPL = %.4f +/- %.5f\n", res.PPL, res.Uncertainty)
 	return nil
+}
+
+// perplexityFlags returns the flag set of 'infer perplexity', writing its help to
+// stderr, and the model flags, -f and -chunks registered on it.
+func perplexityFlags(stderr io.Writer) (fs *flag.FlagSet, mf *modelFlags, file *string, chunks *int) {
+	fs = flag.NewFlagSet("perplexity", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	mf = addModelFlags(fs, modelDefaults{Ctx: 512, Batch: 2048})
+	file = fs.String("f", "", "text `file` to score (required)")
+	chunks = fs.Int("chunks", 0, "score at most `n` chunks; 0 = all")
+	fs.Lookup("c").Usage = "chunk length in `tokens` (llama-perplexity's -c)"
+	fs.Lookup("b").Usage = "`tokens` per forward pass, at most -c"
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: infer perplexity -m FILE -f TEXT [-c 512] [-b 2048] [-chunks N] [-ngl N]\n\nScore a text file the way llama-perplexity does.")
+		fs.PrintDefaults()
+	}
+	return fs, mf, file, chunks
 }
 
 // printChunk writes one chunk's running perplexity to stdout as llama-perplexity does,

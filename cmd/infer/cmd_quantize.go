@@ -15,38 +15,20 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/infergo/infer/model/gguf"
+	"github.com/infergo/infer/model/synth"
 	"github.com/infergo/infer/tensor"
 )
 
-// An ftype is one of llama.cpp's llama_ftype file types and the tensor type it gives
-// every quantizable weight under --pure.
-type ftype struct {
-	name string
-	id   uint32       // general.file_type
-	base tensor.DType // the type of every 2-D weight
-}
-
-// ftypes are the file types 'infer quantize' writes, with llama_ftype's numbers.
-var ftypes = []ftype{
-	{"F32", 0, tensor.F32}, {"F16", 1, tensor.F16}, {"Q4_0", 2, tensor.Q4_0}, {"Q4_1", 3, tensor.Q4_1},
-	{"Q8_0", 7, tensor.Q8_0}, {"Q5_0", 8, tensor.Q5_0}, {"Q5_1", 9, tensor.Q5_1}, {"Q2_K", 10, tensor.Q2_K},
-	{"Q3_K_M", 12, tensor.Q3_K}, {"Q4_K_M", 15, tensor.Q4_K}, {"Q5_K_M", 17, tensor.Q5_K},
-	{"Q6_K", 18, tensor.Q6_K}, {"BF16", 32, tensor.BF16},
-}
-
 // parseFtype accepts a file type's name (case-insensitive), its llama_ftype number, or
-// Q3_K/Q4_K/Q5_K for the _M types, as llama-quantize does.
-func parseFtype(s string) (ftype, error) {
-	for _, ft := range ftypes {
-		if strings.EqualFold(s, ft.name) || strings.EqualFold(s+"_M", ft.name) || s == strconv.Itoa(int(ft.id)) {
+// Q3_K/Q4_K/Q5_K for the _M types, as llama-quantize does. The types are synth's: a
+// file type and the tensor type --pure gives every quantizable weight.
+func parseFtype(s string) (synth.FileType, error) {
+	for _, ft := range synth.FileTypes() {
+		if strings.EqualFold(s, ft.Name) || strings.EqualFold(s+"_M", ft.Name) || s == strconv.Itoa(int(ft.ID)) {
 			return ft, nil
 		}
 	}
-	names := make([]string, len(ftypes))
-	for i, ft := range ftypes {
-		names[i] = ft.name
-	}
-	return ftype{}, fmt.Errorf("unknown type %q; want one of %s", s, strings.Join(names, " "))
+	return synth.FileType{}, fmt.Errorf("unknown type %q; want one of %s", s, strings.Join(synth.FileTypeNames(), " "))
 }
 
 // quantizable reports whether llama.cpp quantizes ti: a weight matrix, not a norm or a
@@ -157,7 +139,7 @@ TYPE: F32 F16 BF16 Q4_0 Q4_1 Q5_0 Q5_1 Q8_0 Q2_K Q3_K_M Q4_K_M Q5_K_M Q6_K
 }
 
 // quantizeFile converts in to out, streaming one tensor at a time through the Writer.
-func quantizeFile(ctx context.Context, in, out string, ft ftype, threads int, stdout io.Writer) error {
+func quantizeFile(ctx context.Context, in, out string, ft synth.FileType, threads int, stdout io.Writer) error {
 	f, err := gguf.Open(in)
 	if err != nil {
 		return err
@@ -171,12 +153,12 @@ func quantizeFile(ctx context.Context, in, out string, ft ftype, threads int, st
 	w.Delete("general.quantization_version")
 	w.Delete("general.file_type")
 	w.Set("general.quantization_version", gguf.Uint32(2))
-	w.Set("general.file_type", gguf.Uint32(ft.id))
+	w.Set("general.file_type", gguf.Uint32(ft.ID))
 	infos := slices.Clone(f.Tensors)
 	slices.SortStableFunc(infos, layerOrder)
 	count := map[string]int{}
 	for _, ti := range infos {
-		dt := targetType(ti, ft.base)
+		dt := targetType(ti, ft.Weight)
 		count[dt.String()]++
 		conv := converter{ctx: ctx, f: f, src: ti, dst: dt, threads: threads, batch: batchBytes}
 		if err := w.AddTensor(ti.Name, dt, ti.Dims, conv.writeTo); err != nil {
@@ -188,7 +170,7 @@ func quantizeFile(ctx context.Context, in, out string, ft ftype, threads int, st
 		return fmt.Errorf("quantize %s: %w", in, err)
 	}
 	_, err = fmt.Fprintf(stdout, "%s: %s (file type %d), %d tensors (%s), %d -> %d bytes\n",
-		out, ft.name, ft.id, len(infos), typeCounts(count), f.Size(), n)
+		out, ft.Name, ft.ID, len(infos), typeCounts(count), f.Size(), n)
 	return err
 }
 

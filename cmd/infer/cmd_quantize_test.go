@@ -13,6 +13,7 @@ import (
 
 	"github.com/infergo/infer/internal/testdata"
 	"github.com/infergo/infer/model/gguf"
+	"github.com/infergo/infer/model/synth"
 	"github.com/infergo/infer/tensor"
 )
 
@@ -128,8 +129,8 @@ func checkClose(t *testing.T, f *gguf.File, ti gguf.TensorInfo, want []float32, 
 // for the stories260K files whose types --pure reproduces.
 func TestQuantizeMatchesLlamaCpp(t *testing.T) {
 	cases := []struct{ model, typ string }{{"stories260K", "F16"}, {"stories260K", "BF16"}, {"stories260K", "Q8_0"}, {"stories260K", "Q6_K"}}
-	for _, ft := range ftypes[1:] {
-		cases = append(cases, struct{ model, typ string }{"synth-256", ft.name})
+	for _, ft := range synth.FileTypes()[1:] { // all but F32
+		cases = append(cases, struct{ model, typ string }{"synth-256", ft.Name})
 	}
 	dir := t.TempDir()
 	for _, c := range cases {
@@ -197,7 +198,7 @@ func TestParseFtype(t *testing.T) {
 	}
 	for _, tt := range tests {
 		ft, err := parseFtype(tt.in)
-		if err != nil || ft.id != tt.id || ft.base != tt.base {
+		if err != nil || ft.ID != tt.id || ft.Weight != tt.base {
 			t.Errorf("parseFtype(%q) = %+v, %v; want id %d base %v", tt.in, ft, err, tt.id, tt.base)
 		}
 	}

@@ -65,6 +65,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	f := newRunFlags(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: infer run -m FILE -p PROMPT [-n 128] [-temp 0.8] [-ngl N] [-plan]\n\nGenerate text from a prompt, streaming tokens as they are made.")
+		fs.PrintDefaults()
+	}
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}

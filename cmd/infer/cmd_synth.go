@@ -26,7 +26,7 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	threads := fs.Int("t", 0, "generator `threads` (0 = all cores)")
 	layers := fs.Int("layers", 0, "override the number of blocks (0 = the shape's)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: infer synth --shape SHAPE --type TYPE -o FILE [--seed N] [-t N]")
+		fmt.Fprintln(stderr, "usage: infer synth --shape SHAPE --type TYPE -o FILE [--seed N] [--layers N] [-t N]")
 		fs.PrintDefaults()
 	}
 	if help, err := parseFlags(fs, args); help || err != nil {

@@ -25,6 +25,10 @@ func cmdTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	prompt := fs.String("p", "", "`text` to tokenize")
 	noBOS := fs.Bool("no-bos", false, "do not add BOS (and the vocabulary's other special tokens)")
 	asJSON := fs.Bool("json", false, `print {"tokens":[...]}`)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: infer tokenize -m FILE -p TEXT [-no-bos] [-json]\n\nPrint the token ids of a text, one per line with its piece.")
+		fs.PrintDefaults()
+	}
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -37,6 +41,9 @@ func cmdTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	defer m.Close()
 	tok := m.Tokenizer()
+	if tok == nil {
+		return fmt.Errorf("tokenize: %s has no tokenizer", *path)
+	}
 	ids := tok.Encode(*prompt, !*noBOS)
 	if *asJSON {
 		if ids == nil {

@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/infergo/infer/internal/testdata"
+	"github.com/infergo/infer/model/synth"
 )
 
 // TestTokenizeJSON checks 'infer tokenize --json' against llama.cpp's tokenizations,
@@ -56,5 +59,30 @@ func TestTokenizeLines(t *testing.T) {
 	want := "     1 \"\"\n   403 \" Once\"\n   407 \" upon\"\n   261 \" a\"\n   378 \" time\"\n"
 	if got := stdout.String(); got != want {
 		t.Errorf("stdout\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestTokenizeNoVocab checks that a model without a vocabulary is a one-line error, not
+// a panic.
+func TestTokenizeNoVocab(t *testing.T) {
+	s, _ := synth.LookupShape("tiny")
+	ft, _ := synth.LookupFileType("F32")
+	p, err := synth.NewPlan(s, ft)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := synth.NewWriter(p, synth.Options{Seed: 1, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Delete("tokenizer.ggml.model")
+	path := filepath.Join(t.TempDir(), "novocab.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err = run(context.Background(), []string{"tokenize", "-m", path, "-p", "hi"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "has no tokenizer") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("tokenize: %v; want a one-line error saying the model has no tokenizer", err)
 	}
 }

@@ -61,19 +61,14 @@ func (g *gpuFlags) open(path string, opts *model.Options) (*gpuSetup, error) {
 		return nil, usageError{err}
 	}
 	copts := cuda.Options{WeightCacheBytes: int64(g.weightCache)}
-	return openPlacedWith(path, opts, ordinals, cuda.PeerOptions{Mode: mode, Logf: opts.Logf}, copts)
+	return openPlaced(path, opts, ordinals, cuda.PeerOptions{Mode: mode, Logf: opts.Logf}, copts)
 }
 
-// openPlaced opens a device per ordinal, plans the model at path over them with
-// opts.Split, and builds the peer table for exactly the plan's neighbouring pairs of
+// openPlaced opens a device per ordinal with copts, plans the model at path over them
+// with opts.Split, and builds the peer table for exactly the plan's neighbouring pairs of
 // distinct devices (pairs on one GPU resolve to device-to-device copies and enable
 // nothing). It sets opts.Devices and opts.Split.Plan.
-func openPlaced(path string, opts *model.Options, ordinals []int, popts cuda.PeerOptions) (*gpuSetup, error) {
-	return openPlacedWith(path, opts, ordinals, popts, cuda.Options{})
-}
-
-// openPlacedWith is openPlaced with the devices opened with copts.
-func openPlacedWith(path string, opts *model.Options, ordinals []int, popts cuda.PeerOptions, copts cuda.Options) (*gpuSetup, error) {
+func openPlaced(path string, opts *model.Options, ordinals []int, popts cuda.PeerOptions, copts cuda.Options) (*gpuSetup, error) {
 	s := &gpuSetup{logf: opts.Logf}
 	for _, o := range ordinals {
 		d, err := cuda.OpenWith(o, copts)

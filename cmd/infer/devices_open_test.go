@@ -83,7 +83,7 @@ func loadOn(t *testing.T, path string, opts model.Options, ordinals []int, popts
 		for i := range opts.Split.Ratios {
 			opts.Split.Ratios[i] = 1
 		}
-		g, err := openPlaced(path, &opts, ordinals, popts)
+		g, err := openPlaced(path, &opts, ordinals, popts, cuda.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

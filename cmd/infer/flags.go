@@ -67,8 +67,8 @@ func addGPUFlags(fs *flag.FlagSet, g *gpuFlags) {
 	fs.StringVar(&g.sm, "sm", "layer", "split `mode`: none (one GPU, see -mg) or layer")
 	fs.StringVar(&g.ts, "ts", "", "split `ratios` over the devices, e.g. 3/1 (default by free memory)")
 	fs.IntVar(&g.mg, "mg", 0, "main GPU `index` into the device list, used with -sm none")
-	fs.IntVar(&g.mg, "main-gpu", 0, "same as -mg")
-	fs.StringVar(&g.peer, "peer", "auto", "GPU peer access: auto, or off to stage every hop through host memory")
+	fs.IntVar(&g.mg, "main-gpu", 0, "main GPU `index`: the same as -mg")
+	fs.StringVar(&g.peer, "peer", "auto", "GPU peer access `mode`: auto, or off to stage every hop through host memory")
 	fs.IntVar(&g.ub, "ub", 512, "micro-batch `tokens`: longer batches are pipelined over the stages")
 	fs.TextVar(&g.wire, "wire", model.WireF32, "hidden-state `format` between stages: f32 (exact) or f16 (half the bytes per hop; logits no longer bit-identical)")
 	fs.Var(&g.weightCache, "weight-cache", "per-GPU cache of dequantized F16 weights for prompt batches, at most `size` bytes (e.g. 16G; K, M, G, T are powers of 1024; 0 = off); it leaves 1 GiB + 5% of each GPU free")
@@ -78,6 +78,7 @@ func addGPUFlags(fs *flag.FlagSet, g *gpuFlags) {
 // or T (powers of 1024, optionally followed by "iB" or "B"), e.g. 16G, 1.5GiB, 512M, 0.
 type byteSize int64
 
+// String is the size with the largest unit that divides it: 16G, 1536M, 0.
 func (b *byteSize) String() string {
 	if b == nil || *b == 0 {
 		return "0"
@@ -91,6 +92,7 @@ func (b *byteSize) String() string {
 	return strconv.FormatInt(v, 10)
 }
 
+// Set parses s with parseByteSize.
 func (b *byteSize) Set(s string) error {
 	v, err := parseByteSize(s)
 	if err != nil {
@@ -216,7 +218,7 @@ func (f *modelFlags) options(logw io.Writer) (model.Options, error) {
 	opts := model.Options{Threads: f.threads, ContextSize: f.ctx, BatchSize: f.batch, KVType: k, MicroBatch: f.gpu.ub,
 		Wire: f.gpu.wire}
 	if logw != nil {
-		opts.Logf = func(format string, args ...any) { fmt.Fprintf(logw, format+"\n", args...) }
+		opts.Logf = logTo(logw)
 	}
 	return opts, nil
 }
