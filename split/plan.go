@@ -1,83 +1,196 @@
-// Package split plans how a model's layers are spread over devices and moves the hidden
-// state from one stage to the next.
-//
-// Planning is pure: it sees sizes and free memory, never a device, so it is table-tested
-// on any machine. A stage is a contiguous range of layers on one device slot; the last
-// stage also owns the final norm and the output head. Slots name physical devices, and
-// one physical device may host several slots (virtual devices, "--device 0,1,0,1"), so
-// 4- and 8-stage plans run on two GPUs.
 package split
 
 import (
-	"errors"
 	"fmt"
-	"sort"
+	"strings"
 )
 
-// Stage is one contiguous range of layers [First, Last) on device slot Slot.
-type Stage struct {
-	Slot        int // index into the device list given to the planner
-	First, Last int // layers [First, Last)
+// Unlimited is the Free of a device whose memory the planner need not count (the CPU,
+// as far as a model's size goes); the plan prints "-" for its free memory.
+const Unlimited int64 = 1 << 50
+
+// Device describes one device slot to the planner.
+type Device struct {
+	Name     string // "cpu", "cuda:0"
+	Physical string // slots with the same Physical share Free (virtual devices); "" = Name
+	Free     int64  // bytes free before loading
 }
 
-// Layers is the number of layers in the stage.
-func (s Stage) Layers() int { return s.Last - s.First }
-
-// Layers assigns nLayer layers to len(weight) slots in proportion to weight, keeping
-// each slot's layers contiguous and in slot order, the way llama.cpp splits: the output
-// head counts as one more layer (index nLayer) and belongs to the last stage, and layer
-// i goes to the first slot whose cumulative share exceeds i/(nLayer+1). Slots with zero
-// weight get no stage; stages with no layers are dropped except the last (which keeps
-// the output head), so nLayer 0 places the output head alone.
-func Layers(nLayer int, weight []float64) ([]Stage, error) {
-	if nLayer < 0 {
-		return nil, fmt.Errorf("split: %d layers", nLayer)
+func (d Device) physical() string {
+	if d.Physical != "" {
+		return d.Physical
 	}
-	cum, err := cumulative(weight)
+	return d.Name
+}
+
+// Sizes are the bytes a model needs, from its tensor table and the context length.
+type Sizes struct {
+	Layer   []int64 // weight bytes of each layer
+	KV      int64   // KV cache bytes of one layer (K and V, all positions)
+	Input   int64   // token embedding, on the first stage
+	Output  int64   // final norm and output head, on the last stage
+	Scratch int64   // activation scratch of one stage
+}
+
+// Placement is a Stage with the device it runs on and the bytes it takes there.
+type Placement struct {
+	Stage
+	Device    Device
+	Weights   int64 // layer weights, plus input/output tensors where the stage owns them
+	KV        int64
+	Scratch   int64
+	FreeAfter int64 // Free of the physical device after every stage placed on it
+}
+
+// Plan is the placement of a model's layers over device slots, in pipeline order.
+type Plan struct {
+	Stages []Placement
+}
+
+// Options shape a plan.
+type Options struct {
+	// Ratios weight the slots (the -ts flag); nil weights them by free memory, a slot
+	// of a device shared with other slots getting an equal part of it.
+	Ratios []float64
+	// CPU, when GPULayers is less than the model's layers plus one, hosts the first
+	// layers (partial offload, the -ngl flag).
+	CPU *Device
+	// GPULayers counts the layers offloaded to devs, the output head counting as one,
+	// as llama.cpp's -ngl does; values above len(Layer) mean everything. 0 with CPU set
+	// runs everything on the CPU; 0 with CPU nil offloads everything.
+	GPULayers int
+}
+
+// Make places a model of the given sizes on devs and checks that every physical device
+// has the memory its stages need; the error for a model that does not fit names the
+// device and the shortfall. It allocates nothing.
+func Make(sz Sizes, devs []Device, opt Options) (*Plan, error) {
+	nLayer := len(sz.Layer)
+	onCPU := 0
+	if opt.CPU != nil {
+		onCPU = max(nLayer+1-min(opt.GPULayers, nLayer+1), 0)
+	}
+	var stages []Placement
+	if onCPU > 0 {
+		stages = append(stages, Placement{Stage: Stage{Slot: -1, First: 0, Last: min(onCPU, nLayer)}, Device: *opt.CPU})
+	}
+	if onCPU <= nLayer {
+		gpu, err := gpuStages(nLayer, onCPU, devs, opt.Ratios)
+		if err != nil {
+			return nil, err
+		}
+		stages = append(stages, gpu...)
+	}
+	p := &Plan{Stages: stages}
+	p.account(sz)
+	return p, p.check()
+}
+
+// gpuStages splits layers [first, nLayer] (the last being the output head) over devs.
+func gpuStages(nLayer, first int, devs []Device, ratios []float64) ([]Placement, error) {
+	if len(devs) == 0 {
+		return nil, fmt.Errorf("split: %d layers to offload but no devices", nLayer+1-first)
+	}
+	w := ratios
+	if w == nil {
+		w = freeShares(devs)
+	} else if len(w) != len(devs) {
+		return nil, fmt.Errorf("split: %d ratios for %d devices", len(w), len(devs))
+	}
+	st, err := Layers(nLayer-first, w)
 	if err != nil {
 		return nil, err
 	}
-	slotOf := func(il int) int {
-		x := float64(il) / float64(nLayer+1)
-		s := sort.Search(len(cum), func(i int) bool { return cum[i] > x })
-		return min(s, len(cum)-1)
+	out := make([]Placement, len(st))
+	for i, s := range st {
+		s.First += first
+		s.Last += first
+		out[i] = Placement{Stage: s, Device: devs[s.Slot]}
 	}
-	var stages []Stage
-	for il := 0; il < nLayer; il++ {
-		s := slotOf(il)
-		if n := len(stages); n > 0 && stages[n-1].Slot == s {
-			stages[n-1].Last = il + 1
-			continue
-		}
-		stages = append(stages, Stage{Slot: s, First: il, Last: il + 1})
-	}
-	if out := slotOf(nLayer); len(stages) == 0 || stages[len(stages)-1].Slot != out {
-		stages = append(stages, Stage{Slot: out, First: nLayer, Last: nLayer})
-	}
-	return stages, nil
+	return out, nil
 }
 
-// cumulative returns the normalised running sums of weight; the last is 1.
-func cumulative(weight []float64) ([]float64, error) {
-	if len(weight) == 0 {
-		return nil, errors.New("split: no devices")
+// freeShares weights each slot by its physical device's free memory divided among the
+// slots that share it.
+func freeShares(devs []Device) []float64 {
+	count := map[string]int{}
+	for _, d := range devs {
+		count[d.physical()]++
 	}
-	var total float64
-	for i, w := range weight {
-		if w < 0 || w != w {
-			return nil, fmt.Errorf("split: weight %d is %v", i, w)
+	w := make([]float64, len(devs))
+	for i, d := range devs {
+		w[i] = float64(d.Free) / float64(count[d.physical()])
+	}
+	return w
+}
+
+// account fills in the bytes of every stage and the free memory left after.
+func (p *Plan) account(sz Sizes) {
+	used := map[string]int64{}
+	for i := range p.Stages {
+		s := &p.Stages[i]
+		for l := s.First; l < s.Last; l++ {
+			s.Weights += sz.Layer[l]
 		}
-		total += w
+		if i == 0 {
+			s.Weights += sz.Input
+		}
+		if i == len(p.Stages)-1 {
+			s.Weights += sz.Output
+		}
+		s.KV = int64(s.Layers()) * sz.KV
+		s.Scratch = sz.Scratch
+		used[s.Device.physical()] += s.Weights + s.KV + s.Scratch
 	}
-	if total == 0 {
-		return nil, errors.New("split: every device has weight 0")
+	for i := range p.Stages {
+		d := p.Stages[i].Device
+		p.Stages[i].FreeAfter = d.Free - used[d.physical()]
 	}
-	cum := make([]float64, len(weight))
-	var run float64
-	for i, w := range weight {
-		run += w
-		cum[i] = run / total
+}
+
+// check reports the first physical device whose stages need more than it has free.
+func (p *Plan) check() error {
+	for _, s := range p.Stages {
+		if s.FreeAfter < 0 {
+			return fmt.Errorf("split: model does not fit: device %s needs %s more than its %s free",
+				s.Device.Name, bytesString(-s.FreeAfter), bytesString(s.Device.Free))
+		}
 	}
-	cum[len(cum)-1] = 1
-	return cum, nil
+	return nil
+}
+
+// String prints the plan as a table: device, layers, weight, KV and scratch bytes, and
+// the free memory left.
+func (p *Plan) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-5s %-24s %-9s %10s %10s %10s %10s\n", "stage", "device", "layers", "weights", "kv", "scratch", "free after")
+	for i, s := range p.Stages {
+		layers := fmt.Sprintf("%d-%d", s.First, s.Last-1)
+		if s.Layers() == 0 {
+			layers = "-"
+		}
+		if i == len(p.Stages)-1 {
+			layers += "+out"
+		}
+		free := bytesString(s.FreeAfter)
+		if s.Device.Free >= Unlimited {
+			free = "-"
+		}
+		fmt.Fprintf(&b, "%-5d %-24s %-9s %10s %10s %10s %10s\n", i, s.Device.Name, layers,
+			bytesString(s.Weights), bytesString(s.KV), bytesString(s.Scratch), free)
+	}
+	return b.String()
+}
+
+// bytesString formats n bytes with a binary unit.
+func bytesString(n int64) string {
+	const unit = 1024
+	if n < unit && n > -unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	f, i := float64(n), 0
+	for ; (f >= unit || f <= -unit) && i < 4; i++ {
+		f /= unit
+	}
+	return fmt.Sprintf("%.2f %ciB", f, "KMGT"[i-1])
 }

@@ -9,12 +9,14 @@ import (
 	"github.com/infergo/infer/tensor"
 )
 
-// WeightTypes are the weight types MatMul is checked with, every weight type the tensor
-// package can quantize to; a backend's benchmarks may range over them too.
-var WeightTypes = []tensor.DType{
-	tensor.F32, tensor.F16, tensor.BF16,
-	tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0,
-	tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+// WeightTypes returns the weight types MatMul is checked with, every weight type the
+// tensor package can quantize to; a backend's benchmarks may range over them too.
+func WeightTypes() []tensor.DType {
+	return []tensor.DType{
+		tensor.F32, tensor.F16, tensor.BF16,
+		tensor.Q4_0, tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q8_0,
+		tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K,
+	}
 }
 
 // testMatMul checks dst = x·wᵀ for every weight type and several batch sizes against
@@ -23,7 +25,7 @@ var WeightTypes = []tensor.DType{
 // vec-dot type (half a step of its block scale for the Q8 types), plus 1e-5 relative.
 func testMatMul(t *testing.T, d backend.Device) {
 	const in, out = 512, 37
-	for _, wt := range WeightTypes {
+	for _, wt := range WeightTypes() {
 		for _, n := range []int{1, 5, 33} {
 			t.Run(fmt.Sprintf("%v/n=%d", wt, n), func(t *testing.T) {
 				r := rng(uint64(10*int(wt) + n))

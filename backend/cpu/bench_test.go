@@ -19,7 +19,7 @@ func BenchmarkMatMul(b *testing.B) {
 	for i := range w {
 		w[i] = float32(r.NormFloat64())
 	}
-	for _, wt := range backendtest.WeightTypes {
+	for _, wt := range backendtest.WeightTypes() {
 		wq := make([]byte, wt.RowBytes(dim*dim))
 		if err := tensor.Quantize(wt, wq, w); err != nil {
 			continue
