@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 )
 
 // A command is one subcommand of infer.
@@ -54,7 +55,8 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "infer:", err)
+		// One line, even for joined errors (errors.Join separates them with newlines).
+		fmt.Fprintln(os.Stderr, "infer:", strings.ReplaceAll(err.Error(), "\n", "; "))
 		var ue usageError
 		if errors.As(err, &ue) {
 			os.Exit(2)
