@@ -62,16 +62,16 @@ func TestLogitsMatchLlamaCpp(t *testing.T) {
 }
 
 // greedyTie is how close our two logits must be for a greedy mismatch to count as a
-// tie: 1e-3 for float weights; for quantized weights 1e-2, the size of the logit moves
-// that an 8-bit activation rounding the other way causes (synth-256 is near-uniform by
-// design, its top two logits often closer than that).
+// tie: 1e-3, except 1e-2 for Q4_K weights, the one type whose products
+// (backend/cpu's repacked Q4_K gemv/gemm order) still differ from llama.cpp's in the
+// last bits (synth-256-Q4_K_M: logits 3.6e-7 apart after the prompt, top two 4e-3 to
+// 8e-3 apart where greedy parts; synth-256 is near-uniform by design, and an 8-bit
+// activation rounding the other way moves a logit by up to ~1e-2).
 func greedyTie(file string) float64 {
-	for _, f := range []string{"-F32", "-F16", "-BF16", "tiny-random"} {
-		if strings.Contains(file, f) {
-			return 1e-3
-		}
+	if strings.Contains(file, "-Q4_K") {
+		return 1e-2
 	}
-	return 1e-2
+	return 1e-3
 }
 
 // tolerance bounds the difference from llama.cpp's logits.

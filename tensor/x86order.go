@@ -51,8 +51,10 @@ func ActivationQuantizer(t DType) (func(dst []byte, src []float32), error) {
 
 // X86DotFunc returns the dot product of a weight row of type t with activations of type
 // t.VecDotType() in the float32 order of llama.cpp's x86 AVX2 vec_dot (eight lanes,
-// one FMA per block, hsum_float_8), or nil where t has none here: there is one for Q8_0
-// and Q5_0. Its results differ from DotFunc(t)'s in the last bits.
+// one FMA per block, hsum_float_8), or nil where t has none here: there is one for Q8_0,
+// Q5_0, Q4_0, Q4_1, Q5_K and Q6_K (x86repack.go; Q5_1's, dotQ5_1x86Go, is written but
+// not returned: it moves stories260K-Q5_1's perplexity past the 0.1% its test allows).
+// Its results differ from DotFunc(t)'s in the last bits.
 func X86DotFunc(t DType) func(n int, w, x []byte) float32 {
 	if tr := t.traits(); tr != nil {
 		return tr.dotX86
@@ -87,10 +89,21 @@ func dotTileBy(f func(n int, w, x []byte) float32, n int, w []byte, wStride, mw 
 const lanes8 = 8
 
 // fmaf is C's fmaf: a·b+c rounded once to float32. The product is exact in float64 and
-// the float64 sum s rounds it once; rounding s to float32 is then right except when s
-// lies exactly halfway between two float32s and the float64 sum was inexact, which the
-// exact error of the sum (TwoSum) settles.
+// the float64 sum s rounds it once; rounding s to float32 is then right except where s
+// lies exactly halfway between two float32s (for a normal float32 result: the low 29
+// bits of its float64 significand are 1<<28), which fmafTie settles. Small enough to
+// inline.
 func fmaf(a, b, c float32) float32 {
+	s := float64(a)*float64(b) + float64(c)
+	if u := math.Float64bits(s); u&(1<<29-1) != 1<<28 && u>>52&0x7ff >= 1023-126 { // not a tie, |s| ≥ 2⁻¹²⁶
+		return float32(s)
+	}
+	return fmafTie(a, b, c)
+}
+
+// fmafTie is fmaf where s may be a tie or the result is not a normal float32: when the
+// float64 sum was inexact, the exact error of the sum (TwoSum) decides the rounding.
+func fmafTie(a, b, c float32) float32 {
 	p := float64(a) * float64(b)
 	s := p + float64(c)
 	r := float32(s)

@@ -193,7 +193,7 @@ func TestX86DotFunc(t *testing.T) {
 			})
 		}
 	}
-	for _, typ := range []DType{F32, Q4_0, Q4_K, Q8_1, DType(99)} {
+	for _, typ := range []DType{F32, Q4_K, Q5_1, Q8_1, DType(99)} {
 		if X86DotFunc(typ) != nil || X86DotTileFunc(typ) != nil {
 			t.Errorf("%v: has an x86-order dot", typ)
 		}

@@ -19,6 +19,8 @@ type matmulTask struct {
 	wt, qt   tensor.DType
 	quant    func(dst []byte, src []float32) // tensor.ActivationQuantizer(qt)
 	dot      func(n int, w, x []byte) float32
+	gemm     func(n int, w, x []byte) float32 // dot for the activation rows i < ngemm (mulMatGemm), or nil
+	ngemm    int
 	tile     func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) // dot's tile form, or nil
 	n, in    int
 	out      int
@@ -39,7 +41,10 @@ func (t *matmulTask) run(_, lo, hi int) {
 	}
 	for o := lo; o < hi; o++ {
 		wrow := t.w[o*wrb : (o+1)*wrb]
-		for i := 0; i < t.n; i++ {
+		for i := 0; i < t.ngemm; i++ {
+			t.dst[i*t.out+o] = t.gemm(t.in, wrow, t.xq[i*xrb:(i+1)*xrb])
+		}
+		for i := t.ngemm; i < t.n; i++ {
 			t.dst[i*t.out+o] = t.dot(t.in, wrow, t.xq[i*xrb:(i+1)*xrb])
 		}
 	}
@@ -74,7 +79,10 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		return
 	}
 	t := &d.mm
-	*t = matmulTask{tile: mulMatTile(wb.dt), dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, quant: quant, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
+	*t = matmulTask{tile: mulMatTile(wb.dt, wb.rows), dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, quant: quant, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
+	if t.gemm = mulMatGemm(wb.dt, wb.rows); t.gemm != nil {
+		t.ngemm = t.n - t.n%tensor.X86RepackGemmRows
+	}
 	if qt == tensor.F32 {
 		t.xq = xb.data
 	} else {
@@ -111,9 +119,15 @@ func (d *Device) scratch(n int) []byte {
 // type wt and in elements against a batch of n rows: llamafile's tinyBLAS for F32 and
 // F16 weights when n ≥ 2, in is a multiple of 16 and out of 4 (llamafile_sgemm declines
 // other shapes), else the vec_dot of the type: in the x86 order where the tensor package
-// has it (Q8_0, Q5_0: tensor.X86DotFunc), for BF16 against F32 activations
-// (activationType), for the other types the tensor package's.
+// has it (Q8_0, Q5_0, Q4_0, Q4_1, Q5_K, Q6_K: tensor.X86DotFunc), for BF16 against F32
+// activations (activationType), for the other types the tensor package's. A Q4_0 or
+// Q4_K matrix of a multiple of 8 rows is repacked by llama.cpp's CPU backend and
+// multiplied by its gemv, in the order of tensor.X86RepackDotFunc (and, for the rows
+// of a batch in groups of four, by its gemm: mulMatGemm).
 func mulMatDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float32, error) {
+	if f := tensor.X86RepackDotFunc(wt); f != nil && out%tensor.X86RepackRows == 0 {
+		return f, nil
+	}
 	if f := tensor.X86DotFunc(wt); f != nil {
 		return f, nil
 	}
@@ -133,10 +147,24 @@ func mulMatDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float3
 	return tensor.DotFunc(wt)
 }
 
+// mulMatGemm returns, for a weight matrix that llama.cpp repacks (out a multiple of
+// tensor.X86RepackRows, a type of tensor.X86RepackDotFunc), the dot of its repacked
+// gemm, which it takes for the first n−n%4 rows of a batch of n (mulMatDot's, the
+// gemv's, for the rest); nil otherwise.
+func mulMatGemm(wt tensor.DType, out int) func(n int, w, x []byte) float32 {
+	if out%tensor.X86RepackRows != 0 {
+		return nil
+	}
+	return tensor.X86RepackGemmDotFunc(wt)
+}
+
 // mulMatTile is the tile form of mulMatDot's dot, or nil: tensor.X86DotTileFunc for the
 // types of tensor.X86DotFunc, tensor.DotTileFunc for the types whose dot mulMatDot takes
-// from tensor.DotFunc.
-func mulMatTile(wt tensor.DType) func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+// from tensor.DotFunc; nil for a repacked matrix (X86RepackDotFunc) of out rows.
+func mulMatTile(wt tensor.DType, out int) func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if tensor.X86RepackDotFunc(wt) != nil && out%tensor.X86RepackRows == 0 {
+		return nil
+	}
 	if tensor.X86DotFunc(wt) != nil {
 		return tensor.X86DotTileFunc(wt)
 	}

@@ -10,16 +10,18 @@ import (
 
 // TestMatMulExact checks that every output is bit for bit the dot product llama.cpp's
 // CPU mul_mat would use (mulMatDot: tinyBLAS or vec_dot for F32 and F16, the tensor
-// package's vec_dot, in the x86 order for Q8_0 and Q5_0, for quantized types) of the
-// weight row with the activation row converted once to the vec-dot type
-// (tensor.QuantizeActivations), for batches of 1 and 6, 28 output rows (tinyBLAS
-// takes F32/F16 batches) and 29 (it declines), and several thread counts.
+// package's vec_dot, in the x86 order where it has one, for quantized types; for the
+// rows of a batch that the repacked gemm takes, mulMatGemm's dot) of the weight row
+// with the activation row converted once to the vec-dot type
+// (tensor.QuantizeActivations), for batches of 1, 6 and 9, 28 output rows (tinyBLAS
+// takes F32/F16 batches), 29 (it declines) and 32 (llama.cpp repacks Q4_0 and Q4_K),
+// and several thread counts.
 func TestMatMulExact(t *testing.T) {
 	const in = 512
 	types := []tensor.DType{tensor.F32, tensor.F16, tensor.BF16, tensor.Q4_0, tensor.Q4_1, tensor.Q5_0,
 		tensor.Q5_1, tensor.Q8_0, tensor.Q2_K, tensor.Q3_K, tensor.Q4_K, tensor.Q5_K, tensor.Q6_K}
 	for _, wt := range types {
-		for _, out := range []int{28, 29} {
+		for _, out := range []int{28, 29, 32} {
 			t.Run(fmt.Sprintf("%v/out=%d", wt, out), func(t *testing.T) {
 				testMatMulExact(t, wt, in, out)
 			})
@@ -39,7 +41,7 @@ func testMatMulExact(t *testing.T, wt tensor.DType, in, out int) {
 	}
 	qt := activationType(wt)
 	wrb, xrb := wt.RowBytes(in), qt.RowBytes(in)
-	for _, n := range []int{1, 6} {
+	for _, n := range []int{1, 6, 9} {
 		x := make([]float32, n*in)
 		for i := range x {
 			x[i] = float32(r.NormFloat64())
@@ -54,11 +56,16 @@ func testMatMulExact(t *testing.T, wt tensor.DType, in, out int) {
 		if err != nil {
 			t.Fatalf("dot: %v", err)
 		}
+		gemm := mulMatGemm(wt, out)
 		for _, threads := range []int{1, 2, 5} {
 			got := runMatMul(t, threads, wt, wq, x, n, in, out)
 			for i := 0; i < n; i++ {
+				f := dot
+				if gemm != nil && i < n-n%tensor.X86RepackGemmRows {
+					f = gemm
+				}
 				for o := 0; o < out; o++ {
-					if want := dot(in, wq[o*wrb:(o+1)*wrb], xq[i*xrb:(i+1)*xrb]); got[i*out+o] != want {
+					if want := f(in, wq[o*wrb:(o+1)*wrb], xq[i*xrb:(i+1)*xrb]); got[i*out+o] != want {
 						t.Fatalf("n=%d threads %d: [%d][%d] = %g, want %g", n, threads, i, o, got[i*out+o], want)
 					}
 				}

@@ -1,0 +1,320 @@
+package tensor
+
+import "encoding/binary"
+
+// The x86 float orders of the types x86order.go lacks, and of the weights llama.cpp
+// repacks.
+//
+// ggml_vec_dot_q4_0_q8_0, q4_1_q8_1, q5_1_q8_1, q5_K_q8_K and q6_K_q8_K (AVX2,
+// ggml-cpu/arch/x86/quants.c) add in x86order.go's eight-lane order: lane l of a block
+// is the exact sum of the products of elements 4l..4l+3 of each group of 32 (times the
+// sub-block scale for the k-quants), fused-multiply-added with the block scale, the
+// lanes reduced as hsum_float_8; Q4_1, Q5_1 and Q5_K then add a float32 sum of their
+// own for the mins (for Q4_1 and Q5_1 each term is a product of two F16 values, exact
+// in float32, so whether GCC contracts it to an FMA does not matter; Q5_K's is one
+// FMA per block).
+//
+// With its "CPU repack" buffers (the default), llama.cpp on an AVX2 machine stores a
+// Q4_0 or Q4_K weight matrix whose row count is a multiple of 8 as block_q4_0x8 /
+// block_q4_Kx8 and multiplies it with ggml_gemv_* (one activation row) and ggml_gemm_*
+// (activation rows in groups of four) of arch/x86/repack.cpp instead: each output is
+// one float32 accumulator over the blocks, acc = fma(float(Σ block), dw·dx, acc), with
+// no lanes and no final reduction; Q4_K keeps a second one for the mins,
+// subtracted at the end, and its gemm adds per pair of sub-blocks (64 elements), not
+// per block. The activations are the same quants (ggml_quantize_mat_q8_0_4x8 and
+// _q8_K_4x8 round as quantize_row_q8_0 and quantize_row_q8_K_ref).
+
+// X86RepackDotFunc returns, for the types llama.cpp's x86 CPU backend repacks here
+// (Q4_0, Q4_K; it also repacks Q2_K where the CPU has AVX-512, not reproduced), the dot
+// product in the float order of its repacked gemv, which it uses for a weight matrix
+// whose row count is a multiple of X86RepackRows; nil for other types.
+func X86RepackDotFunc(t DType) func(n int, w, x []byte) float32 {
+	if tr := t.traits(); tr != nil {
+		return tr.dotRepack
+	}
+	return nil
+}
+
+// X86RepackGemmDotFunc returns, for the types of X86RepackDotFunc, the dot product in
+// the order of the repacked gemm, which llama.cpp uses instead of the gemv for the
+// first n−n%4 activation rows of a batch of n ≥ 4 (the others go through the gemv,
+// X86RepackDotFunc). For Q4_0 both orders are the same.
+func X86RepackGemmDotFunc(t DType) func(n int, w, x []byte) float32 {
+	if tr := t.traits(); tr != nil {
+		return tr.dotRepackGemm
+	}
+	return nil
+}
+
+// X86RepackGemmRows is the group of activation rows the repacked gemm takes at once.
+const X86RepackGemmRows = 4
+
+// X86RepackRows is the row multiple at which llama.cpp repacks a weight matrix (8 rows
+// interleaved).
+const X86RepackRows = 8
+
+// unpack4 returns the 32 nibbles of a Q4_0/Q4_1 block in element order, minus off.
+func unpack4(qs *[QK / 2]byte, off int32) (q [QK]int32) {
+	for j, b := range qs {
+		q[j] = int32(b&0x0F) - off
+		q[j+QK/2] = int32(b>>4) - off
+	}
+	return q
+}
+
+// lanes8Sums returns the eight exact sums Σ_{k<4} q[4l+k]·x[4l+k] of one block.
+func lanes8Sums(q *[QK]int32, x *[QK]byte) (s [lanes8]int32) {
+	for l := range s {
+		k := 4 * l
+		s[l] = q[k]*int32(int8(x[k])) + q[k+1]*int32(int8(x[k+1])) +
+			q[k+2]*int32(int8(x[k+2])) + q[k+3]*int32(int8(x[k+3]))
+	}
+	return s
+}
+
+// blockSum is the exact sum Σ q[k]·x[k] of one block.
+func blockSum(q *[QK]int32, x *[QK]byte) int32 {
+	var s int32
+	for k := range q {
+		s += q[k] * int32(int8(x[k]))
+	}
+	return s
+}
+
+// dotQ4_0x86Go is ggml_vec_dot_q4_0_q8_0 (AVX2): dotQ8_0x86Go's order over q-8.
+func dotQ4_0x86Go(n int, w, x []byte) float32 {
+	var acc [lanes8]float32
+	for ib := 0; ib < n/QK; ib++ {
+		wb := (*[q4_0Bytes]byte)(w[ib*q4_0Bytes:])
+		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
+		q := unpack4((*[QK / 2]byte)(wb[2:]), 8)
+		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
+		s := lanes8Sums(&q, (*[QK]byte)(xb[2:]))
+		for l := range acc {
+			acc[l] = fmaf(d, float32(s[l]), acc[l])
+		}
+	}
+	return hsum8(&acc)
+}
+
+// dotQ4_1x86Go is ggml_vec_dot_q4_1_q8_1 (AVX2): the eight lanes of the unsigned quants
+// with scale dw·dx, hsum_float_8, plus summs = Σ mw·sx added block after block.
+func dotQ4_1x86Go(n int, w, x []byte) float32 {
+	var acc [lanes8]float32
+	var summs float32
+	for ib := 0; ib < n/QK; ib++ {
+		wb := (*[q4_1Bytes]byte)(w[ib*q4_1Bytes:])
+		xb := (*[q8_1Bytes]byte)(x[ib*q8_1Bytes:])
+		summs += float32(halfAt(wb[2:]) * halfAt(xb[2:])) // exact product
+		q := unpack4((*[QK / 2]byte)(wb[4:]), 0)
+		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
+		s := lanes8Sums(&q, (*[QK]byte)(xb[4:]))
+		for l := range acc {
+			acc[l] = fmaf(d, float32(s[l]), acc[l])
+		}
+	}
+	return hsum8(&acc) + summs
+}
+
+// dotQ5_1x86Go is ggml_vec_dot_q5_1_q8_1 (AVX2), in dotQ4_1x86Go's order over the
+// 5-bit quants.
+func dotQ5_1x86Go(n int, w, x []byte) float32 {
+	var acc [lanes8]float32
+	var summs float32
+	for ib := 0; ib < n/QK; ib++ {
+		wb := (*[q5_1Bytes]byte)(w[ib*q5_1Bytes:])
+		xb := (*[q8_1Bytes]byte)(x[ib*q8_1Bytes:])
+		summs += float32(halfAt(wb[2:]) * halfAt(xb[2:])) // exact product
+		q := unpack5(binary.LittleEndian.Uint32(wb[4:]), (*[QK / 2]byte)(wb[8:]))
+		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
+		s := lanes8Sums(&q, (*[QK]byte)(xb[4:]))
+		for l := range acc {
+			acc[l] = fmaf(float32(s[l]), d, acc[l])
+		}
+	}
+	return hsum8(&acc) + summs
+}
+
+// dotQ4_0RepackGo is one output of ggml_gemv/gemm_q4_0_8x8_q8_0 (AVX2/AVX-512):
+// acc = fma(float(Σ block), dw·dx, acc) block after block.
+func dotQ4_0RepackGo(n int, w, x []byte) float32 {
+	var acc float32
+	for ib := 0; ib < n/QK; ib++ {
+		wb := (*[q4_0Bytes]byte)(w[ib*q4_0Bytes:])
+		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
+		q := unpack4((*[QK / 2]byte)(wb[2:]), 8)
+		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
+		acc = fmaf(float32(blockSum(&q, (*[QK]byte)(xb[2:]))), d, acc)
+	}
+	return acc
+}
+
+func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ4_1x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// q4KInts returns the exact integer parts of a Q4_K·Q8_K block: isum = Σ sc·Σ q·q8
+// over the 8 sub-blocks and summs = Σ m·bsums.
+func q4KInts(b *[q4KBytes]byte, a *[q8KBytes]byte) (isum, summs int32) {
+	sc, m := unpackScaleMinK4(b[q4KScales:q4KQs])
+	for j := range 16 {
+		summs += q8KBsum(a, j) * m[j/2]
+	}
+	for c := range 4 {
+		s0, s1 := dotNibbles((*[32]byte)(b[q4KQs+32*c:]), (*[32]byte)(a[q8KQs+64*c:]), (*[32]byte)(a[q8KQs+64*c+32:]))
+		isum += sc[2*c]*s0 + sc[2*c+1]*s1
+	}
+	return isum, summs
+}
+
+// dotQ4KRepackGo is one output of ggml_gemv/gemm_q4_K_8x8_q8_K (AVX2/AVX-512): two
+// float32 accumulators over the blocks, acc = fma(float(isum), d·d8, acc) and
+// accm = fma(float(summs), dmin·d8, accm), and acc − accm at the end.
+func dotQ4KRepackGo(n int, w, x []byte) float32 {
+	var acc, accm float32
+	for i := 0; i < n/QKK; i++ {
+		b := (*[q4KBytes]byte)(w[i*q4KBytes:])
+		a := (*[q8KBytes]byte)(x[i*q8KBytes:])
+		isum, summs := q4KInts(b, a)
+		d8 := q8KScale(a)
+		acc = fmaf(float32(isum), float32(halfAt(b[0:])*d8), acc)
+		accm = fmaf(float32(summs), float32(halfAt(b[2:])*d8), accm)
+	}
+	return acc - accm
+}
+
+// dotQ4KRepackGemmGo is one output of ggml_gemm_q4_K_8x8_q8_K (AVX2/AVX-512), which
+// llama.cpp uses for the activation rows of a batch that come in groups of four: as
+// dotQ4KRepackGo, but with one FMA per pair of sub-blocks (64 elements) instead of
+// one per block.
+func dotQ4KRepackGemmGo(n int, w, x []byte) float32 {
+	var acc, accm float32
+	for i := 0; i < n/QKK; i++ {
+		b := (*[q4KBytes]byte)(w[i*q4KBytes:])
+		a := (*[q8KBytes]byte)(x[i*q8KBytes:])
+		var s [8]int32
+		for c := range 4 {
+			s[2*c], s[2*c+1] = dotNibbles((*[32]byte)(b[q4KQs+32*c:]), (*[32]byte)(a[q8KQs+64*c:]), (*[32]byte)(a[q8KQs+64*c+32:]))
+		}
+		acc, accm = q4KGemmBlock(b, a, &s, acc, accm)
+	}
+	return acc - accm
+}
+
+// q4KGemmBlock adds one block to dotQ4KRepackGemmGo's accumulators, given its eight
+// sub-block sums s_j = Σ q·q8: per pair of sub-blocks c, acc = fma(float(sc·s), d·d8,
+// acc) and accm = fma(float(m·bsums), dmin·d8, accm).
+func q4KGemmBlock(b *[q4KBytes]byte, a *[q8KBytes]byte, s *[8]int32, acc, accm float32) (float32, float32) {
+	var v [8]int32
+	q4KGemmInts(b, a, s, &v)
+	d8 := q8KScale(a)
+	d := float32(halfAt(b[0:]) * d8)
+	dm := float32(halfAt(b[2:]) * d8)
+	for c := range 4 {
+		acc = fmaf(float32(v[c]), d, acc)
+		accm = fmaf(float32(v[4+c]), dm, accm)
+	}
+	return acc, accm
+}
+
+// q4KGemmInts returns in v the integers of q4KGemmBlock: v[c] = sc·s of pair c and
+// v[4+c] = m·bsums of pair c.
+func q4KGemmInts(b *[q4KBytes]byte, a *[q8KBytes]byte, s, v *[8]int32) {
+	sc, m := unpackScaleMinK4(b[q4KScales:q4KQs])
+	for c := range 4 {
+		v[c] = sc[2*c]*s[2*c] + sc[2*c+1]*s[2*c+1]
+		v[4+c] = m[2*c]*(q8KBsum(a, 4*c)+q8KBsum(a, 4*c+1)) + m[2*c+1]*(q8KBsum(a, 4*c+2)+q8KBsum(a, 4*c+3))
+	}
+}
+
+// kLanes8 returns the eight int32 lanes of the AVX2 k-quant dots: lane l sums, over
+// every group of 32 elements g, sc(32g+4l)·Σ_{e<4} q[32g+4l+e]·q8[32g+4l+e], where
+// sc(i) is the scale of element i (each lane's four elements share one).
+func kLanes8(q *[QKK]int32, x *[QKK]byte, sc func(i int) int32) (s [lanes8]int32) {
+	for g := 0; g < QKK; g += 32 {
+		for l := range s {
+			i := g + 4*l
+			p := q[i]*int32(int8(x[i])) + q[i+1]*int32(int8(x[i+1])) +
+				q[i+2]*int32(int8(x[i+2])) + q[i+3]*int32(int8(x[i+3]))
+			s[l] += sc(i) * p
+		}
+	}
+	return s
+}
+
+// dotQ6Kx86Go is ggml_vec_dot_q6_K_q8_K (AVX2): per block, eight int32 lanes
+// (kLanes8 over the levels q−32, scale sc[i/16]) fused-multiply-added with d8·d into
+// eight float32 lanes, hsum_float_8 at the end.
+func dotQ6Kx86Go(n int, w, x []byte) float32 {
+	var acc [lanes8]float32
+	for i := 0; i < n/QKK; i++ {
+		b := (*[q6KBytes]byte)(w[i*q6KBytes:])
+		a := (*[q8KBytes]byte)(x[i*q8KBytes:])
+		var q [QKK]int32
+		for h := range 2 {
+			ql, qh := b[64*h:], b[q6KQh+32*h:]
+			for l := range 32 {
+				q[128*h+l] = int32(ql[l]&0xF|(qh[l]&3)<<4) - 32
+				q[128*h+l+32] = int32(ql[l+32]&0xF|(qh[l]>>2&3)<<4) - 32
+				q[128*h+l+64] = int32(ql[l]>>4|(qh[l]>>4&3)<<4) - 32
+				q[128*h+l+96] = int32(ql[l+32]>>4|(qh[l]>>6&3)<<4) - 32
+			}
+		}
+		s := kLanes8(&q, (*[QKK]byte)(a[q8KQs:]), func(j int) int32 { return int32(int8(b[q6KScales+j/16])) })
+		d := float32(q8KScale(a) * halfAt(b[q6KD:]))
+		for l := range acc {
+			acc[l] = fmaf(d, float32(s[l]), acc[l])
+		}
+	}
+	return hsum8(&acc)
+}
+
+// dotQ5Kx86Go is ggml_vec_dot_q5_K_q8_K (AVX2): kLanes8 over the levels with the
+// sub-block scales sc[i/32] fused-multiply-added with d8·d into eight lanes, and
+// summs = fma(−d8·dmin, Σ m·bsums, summs) block after block; hsum_float_8 + summs.
+func dotQ5Kx86Go(n int, w, x []byte) float32 {
+	var acc [lanes8]float32
+	var summs float32
+	for i := 0; i < n/QKK; i++ {
+		b := (*[q5KBytes]byte)(w[i*q5KBytes:])
+		a := (*[q8KBytes]byte)(x[i*q8KBytes:])
+		sc, m := unpackScaleMinK4(b[q5KScales:q5KQh])
+		d8 := q8KScale(a)
+		summs = q5KSumms(a, &m, float32(-d8*halfAt(b[2:])), summs)
+		var q [QKK]int32
+		qh, qs := b[q5KQh:q5KQs], b[q5KQs:]
+		for c := range 4 {
+			for l := range 32 {
+				q[64*c+l] = int32(qs[32*c+l]&0xF | (qh[l]>>(2*c)&1)<<4)
+				q[64*c+32+l] = int32(qs[32*c+l]>>4 | (qh[l]>>(2*c+1)&1)<<4)
+			}
+		}
+		s := kLanes8(&q, (*[QKK]byte)(a[q8KQs:]), func(j int) int32 { return sc[j/32] })
+		d := float32(d8 * halfAt(b[0:]))
+		for l := range acc {
+			acc[l] = fmaf(d, float32(s[l]), acc[l])
+		}
+	}
+	return hsum8(&acc) + summs
+}
+
+// q5KSumms is summs = fma(dmin, float(Σ m·bsums), summs) of one block, dmin = −d8·dmin.
+func q5KSumms(a *[q8KBytes]byte, m *[8]int32, dmin, summs float32) float32 {
+	var mins int32
+	for j := range 16 {
+		mins += q8KBsum(a, j) * m[j/2]
+	}
+	return fmaf(dmin, float32(mins), summs)
+}
+
+func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}

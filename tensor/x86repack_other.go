@@ -1,0 +1,13 @@
+//go:build !amd64
+
+package tensor
+
+// The x86repack.go dots without the amd64 kernels: the Go code, same bits.
+
+func dotQ4_0x86(n int, w, x []byte) float32       { return dotQ4_0x86Go(n, w, x) }
+func dotQ4_0Repack(n int, w, x []byte) float32    { return dotQ4_0RepackGo(n, w, x) }
+func dotQ4_1x86(n int, w, x []byte) float32       { return dotQ4_1x86Go(n, w, x) }
+func dotQ4KRepack(n int, w, x []byte) float32     { return dotQ4KRepackGo(n, w, x) }
+func dotQ4KRepackGemm(n int, w, x []byte) float32 { return dotQ4KRepackGemmGo(n, w, x) }
+func dotQ5Kx86(n int, w, x []byte) float32        { return dotQ5Kx86Go(n, w, x) }
+func dotQ6Kx86(n int, w, x []byte) float32        { return dotQ6Kx86Go(n, w, x) }
