@@ -46,6 +46,20 @@ func X86RepackGemmDotFunc(t DType) func(n int, w, x []byte) float32 {
 	return nil
 }
 
+// X86RepackGemmTileFunc returns the tile form of X86RepackGemmDotFunc(t) where there is
+// one (Q4_0, Q4_K), nil otherwise: for o < mw and i < mx,
+//
+//	dst[i*dstStride+o] = X86RepackGemmDotFunc(t)(n, w[o*wStride:], x[i*xStride:])
+//
+// bit for bit, with the work of one weight or one activation block shared across the
+// outputs that use it.
+func X86RepackGemmTileFunc(t DType) func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if tr := t.traits(); tr != nil {
+		return tr.dotRepackGemmTile
+	}
+	return nil
+}
+
 // X86RepackGemmRows is the group of activation rows the repacked gemm takes at once.
 const X86RepackGemmRows = 4
 
@@ -309,12 +323,4 @@ func q5KSumms(a *[q8KBytes]byte, m *[8]int32, dmin, summs float32) float32 {
 		mins += q8KBsum(a, j) * m[j/2]
 	}
 	return fmaf(dmin, float32(mins), summs)
-}
-
-func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
-func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

@@ -410,3 +410,305 @@ q4kfloop:
 	MOVSS X14, (DX)
 	MOVSS X15, 4(DX)
 	RET
+
+// Q4X4ROW adds to Yacc the eight lane sums Σ q·x of the unpacked block in Y8 against the
+// Q8_0 block at off(DI)(idx) and puts in Ytmp those of 8·x: Yacc − Ytmp are Q4LANES's.
+#define Q4X4ROW(addr, Yacc, Ytmp) \
+	VPXOR    Yacc, Yacc, Yacc; \
+	VPXOR    Ytmp, Ytmp, Ytmp; \
+	VPDPBUSD addr, Y8, Yacc; \
+	VPDPBUSD addr, Y13, Ytmp; \
+	VPSUBD   Ytmp, Yacc, Yacc
+
+// func dotQ4_0RepackVNNIx4(w, x *byte, xstride, nb int, dst *float32)
+// dotQ4_0RepackVNNI of one Q4_0 row against the four Q8_0 rows at x, x+xstride,
+// x+2·xstride, x+3·xstride, to dst[0..3]: per row the same exact block sums and the
+// same float32 operations (dw·dx, then acc = fma(float(Σ), dw·dx, acc)), four rows
+// to the four lanes of X15; the weight block is unpacked once.
+TEXT ·dotQ4_0RepackVNNIx4(SB), NOSPLIT, $0-40
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    xstride+16(FP), R8
+	MOVQ    nb+24(FP), CX
+	LEAQ    (R8)(R8*2), R9
+	VXORPS  X15, X15, X15
+	VMOVDQU rhishift4<>(SB), Y11
+	VMOVDQU rnib4<>(SB), Y12
+	VMOVDQU reights<>(SB), Y13
+
+q40r4loop:
+	VBROADCASTI128 2(SI), Y8
+	VPSRLVD        Y11, Y8, Y8
+	VPAND          Y12, Y8, Y8
+	Q4X4ROW(2(DI), Y0, Y4)
+	Q4X4ROW(2(DI)(R8*1), Y1, Y5)
+	Q4X4ROW(2(DI)(R8*2), Y2, Y6)
+	Q4X4ROW(2(DI)(R9*1), Y3, Y7)
+	VPHADDD        Y1, Y0, Y0
+	VPHADDD        Y3, Y2, Y2
+	VPHADDD        Y2, Y0, Y0
+	VEXTRACTI128   $1, Y0, X1
+	VPADDD         X1, X0, X0     // Σ of rows 0..3
+	VCVTDQ2PS      X0, X0
+	MOVWQZX        (DI), AX
+	VMOVD          AX, X2
+	VPINSRW        $1, (DI)(R8*1), X2, X2
+	VPINSRW        $2, (DI)(R8*2), X2, X2
+	VPINSRW        $3, (DI)(R9*1), X2, X2
+	VCVTPH2PS      X2, X2
+	VPBROADCASTW   (SI), X1
+	VCVTPH2PS      X1, X1
+	VMULPS         X2, X1, X1
+	VFMADD231PS    X1, X0, X15
+	ADDQ           $18, SI
+	ADDQ           $34, DI
+	DECQ           CX
+	JNZ            q40r4loop
+
+	MOVQ    dst+32(FP), DX
+	VMOVUPS X15, (DX)
+	VZEROUPPER
+	RET
+
+// Q6KROW4 adds to Yacc Q6KGROUP's lanes of U against the Q8_K quants at addr, the
+// scales already in Y2.
+#define Q6KROW4(U, addr, Yacc) \
+	VPXOR    Y0, Y0, Y0; \
+	VPXOR    Y1, Y1, Y1; \
+	VPDPBUSD addr, U, Y0; \
+	VPDPBUSD addr, Y11, Y1; \
+	VPSUBD   Y1, Y0, Y0; \
+	VPMULLD  Y2, Y0, Y0; \
+	VPADDD   Y0, Yacc, Yacc
+
+// Q6KGROUP4 is Q6KGROUP for the four activation rows at DI + r·R9 (R10 = 3·R9), to
+// Y3, Y7, Y10, Y14.
+#define Q6KGROUP4(U, xoff, scoff) \
+	VPMOVSXBD scoff(SI), Y2; \
+	VPERMD    Y2, Y15, Y2; \
+	Q6KROW4(U, xoff(DI), Y3); \
+	Q6KROW4(U, xoff(DI)(R9*1), Y7); \
+	Q6KROW4(U, xoff(DI)(R9*2), Y10); \
+	Q6KROW4(U, xoff(DI)(R10*1), Y14)
+
+// Q6KHALF4 is Q6KHALF over Q6KGROUP4.
+#define Q6KHALF4(h) \
+	VMOVDQU   (64*h)(SI), Y4; \
+	VMOVDQU   (64*h+32)(SI), Y5; \
+	VMOVDQU   (128+32*h)(SI), Y6; \
+	VPAND     Y12, Y4, Y8; \
+	VPAND     Y13, Y6, Y9; \
+	VPSLLW    $4, Y9, Y9; \
+	VPOR      Y9, Y8, Y8; \
+	Q6KGROUP4(Y8, 4+128*h, 192+8*h); \
+	VPAND     Y12, Y5, Y8; \
+	VPSRLW    $2, Y6, Y9; \
+	VPAND     Y13, Y9, Y9; \
+	VPSLLW    $4, Y9, Y9; \
+	VPOR      Y9, Y8, Y8; \
+	Q6KGROUP4(Y8, 4+128*h+32, 192+8*h+2); \
+	VPSRLW    $4, Y4, Y8; \
+	VPAND     Y12, Y8, Y8; \
+	VPSRLW    $4, Y6, Y9; \
+	VPAND     Y13, Y9, Y9; \
+	VPSLLW    $4, Y9, Y9; \
+	VPOR      Y9, Y8, Y8; \
+	Q6KGROUP4(Y8, 4+128*h+64, 192+8*h+4); \
+	VPSRLW    $4, Y5, Y8; \
+	VPAND     Y12, Y8, Y8; \
+	VPSRLW    $6, Y6, Y9; \
+	VPAND     Y13, Y9, Y9; \
+	VPSLLW    $4, Y9, Y9; \
+	VPOR      Y9, Y8, Y8; \
+	Q6KGROUP4(Y8, 4+128*h+96, 192+8*h+6)
+
+// func dotQ6Kx86VNNIx4(w, x *byte, xstride, nb int, d *float32, acc *[4][8]float32)
+// dotQ6Kx86VNNI of one Q6_K row against the four Q8_K rows at x + r·xstride, r < 4,
+// continuing their lanes acc[r] with d[4i+r] = d8·d of block i of row r: per row the
+// same exact integer lanes and the same float32 operations; the weight block is
+// unpacked once.
+TEXT ·dotQ6Kx86VNNIx4(SB), NOSPLIT, $0-48
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    xstride+16(FP), R9
+	MOVQ    nb+24(FP), CX
+	MOVQ    d+32(FP), DX
+	MOVQ    acc+40(FP), R8
+	LEAQ    (R9)(R9*2), R10
+	VMOVDQU rthirtytwo<>(SB), Y11
+	VMOVDQU rnib4<>(SB), Y12
+	VMOVDQU rthree<>(SB), Y13
+	VMOVDQU rpair<>(SB), Y15
+	VMOVUPS (R8), Y16
+	VMOVUPS 32(R8), Y17
+	VMOVUPS 64(R8), Y18
+	VMOVUPS 96(R8), Y19
+
+q6kx4loop:
+	VPXOR        Y3, Y3, Y3
+	VPXOR        Y7, Y7, Y7
+	VPXOR        Y10, Y10, Y10
+	VPXOR        Y14, Y14, Y14
+	Q6KHALF4(0)
+	Q6KHALF4(1)
+	VCVTDQ2PS    Y3, Y3
+	VBROADCASTSS (DX), Y1
+	VFMADD231PS  Y3, Y1, Y16
+	VCVTDQ2PS    Y7, Y7
+	VBROADCASTSS 4(DX), Y1
+	VFMADD231PS  Y7, Y1, Y17
+	VCVTDQ2PS    Y10, Y10
+	VBROADCASTSS 8(DX), Y1
+	VFMADD231PS  Y10, Y1, Y18
+	VCVTDQ2PS    Y14, Y14
+	VBROADCASTSS 12(DX), Y1
+	VFMADD231PS  Y14, Y1, Y19
+	ADDQ         $210, SI
+	ADDQ         $292, DI
+	ADDQ         $16, DX
+	DECQ         CX
+	JNZ          q6kx4loop
+
+	VMOVUPS Y16, (R8)
+	VMOVUPS Y17, 32(R8)
+	VMOVUPS Y18, 64(R8)
+	VMOVUPS Y19, 96(R8)
+	VZEROUPPER
+	RET
+
+DATA rones16<>+0(SB)/8, $0x0001000100010001
+DATA rones16<>+8(SB)/8, $0x0001000100010001
+DATA rones16<>+16(SB)/8, $0x0001000100010001
+DATA rones16<>+24(SB)/8, $0x0001000100010001
+GLOBL rones16<>(SB), RODATA|NOPTR, $32
+
+// Q4KX4ROW leaves in T the exact integers of q4KGemmInts for the weight block unpacked
+// in Y16..Y23 against the Q8_K block at (base): lanes v0 v1 m0 m1 | v2 v3 m2 m3,
+// vc = sc·S of pair c, mc = m·B of pair c (S the sub-block sums, B_j = bsums[2j] +
+// bsums[2j+1]); Y13, Y14 hold sc and m, Y11 rones16; Y0..Y7 are clobbered.
+#define Q4KX4ROW(base, T) \
+	VPXOR     Y0, Y0, Y0; \
+	VPXOR     Y1, Y1, Y1; \
+	VPXOR     Y2, Y2, Y2; \
+	VPXOR     Y3, Y3, Y3; \
+	VPXOR     Y4, Y4, Y4; \
+	VPXOR     Y5, Y5, Y5; \
+	VPXOR     Y6, Y6, Y6; \
+	VPXOR     Y7, Y7, Y7; \
+	VPDPBUSD  4(base), Y16, Y0; \
+	VPDPBUSD  36(base), Y17, Y1; \
+	VPDPBUSD  68(base), Y18, Y2; \
+	VPDPBUSD  100(base), Y19, Y3; \
+	VPDPBUSD  132(base), Y20, Y4; \
+	VPDPBUSD  164(base), Y21, Y5; \
+	VPDPBUSD  196(base), Y22, Y6; \
+	VPDPBUSD  228(base), Y23, Y7; \
+	VPHADDD    Y1, Y0, Y0; \
+	VPHADDD    Y3, Y2, Y2; \
+	VPHADDD    Y5, Y4, Y4; \
+	VPHADDD    Y7, Y6, Y6; \
+	VPHADDD    Y2, Y0, Y0; \
+	VPHADDD    Y6, Y4, Y4; \
+	VPERM2I128 $0x20, Y4, Y0, Y1; \
+	VPERM2I128 $0x31, Y4, Y0, Y2; \
+	VPADDD     Y2, Y1, Y1; \
+	VPMULLD    Y13, Y1, Y1; \
+	VPMADDWD   260(base), Y11, Y2; \
+	VPMULLD    Y14, Y2, Y2; \
+	VPHADDD    Y2, Y1, T
+
+// func q4KGemmVNNIx4(w, x *byte, xstride, nb int, ws *int32, wd *float32, out *[8]float32)
+// dotQ4KRepackGemmGo of one Q4_K row against the four Q8_K rows at x + r·xstride,
+// r < 4, in the lanes r of two float32 accumulators, acc and accm, left in out[0..3]
+// and out[4..7]: per block and row the integers of q4KGemmInts, d = dw·d8 and
+// dm = dmin·d8, then acc = fma(float(v_c), d, acc) and accm = fma(float(m_c), dm, accm)
+// for c = 0..3 in order. ws holds the weight row's unpacked sc[8], m[8] per block, wd
+// its dw, dmin per block; the weight block is unpacked once for the four rows.
+TEXT ·q4KGemmVNNIx4(SB), NOSPLIT, $0-56
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    xstride+16(FP), R9
+	MOVQ    nb+24(FP), CX
+	MOVQ    ws+32(FP), DX
+	MOVQ    wd+40(FP), R11
+	LEAQ    (R9)(R9*2), R10
+	VMOVDQU rones16<>(SB), Y11
+	VMOVDQU rnib4<>(SB), Y12
+	VPXORD  X28, X28, X28
+	VPXORD  X29, X29, X29
+
+q4kx4loop:
+	VMOVDQU (DX), Y13
+	VMOVDQU 32(DX), Y14
+	VMOVDQU 16(SI), Y8
+	VPSRLW  $4, Y8, Y9
+	VPANDD  Y12, Y8, Y16
+	VPANDD  Y12, Y9, Y17
+	VMOVDQU 48(SI), Y8
+	VPSRLW  $4, Y8, Y9
+	VPANDD  Y12, Y8, Y18
+	VPANDD  Y12, Y9, Y19
+	VMOVDQU 80(SI), Y8
+	VPSRLW  $4, Y8, Y9
+	VPANDD  Y12, Y8, Y20
+	VPANDD  Y12, Y9, Y21
+	VMOVDQU 112(SI), Y8
+	VPSRLW  $4, Y8, Y9
+	VPANDD  Y12, Y8, Y22
+	VPANDD  Y12, Y9, Y23
+	LEAQ    (DI)(R9*1), BX
+	LEAQ    (DI)(R9*2), R12
+	LEAQ    (DI)(R10*1), R13
+	Q4KX4ROW(DI, Y8)
+	Q4KX4ROW(BX, Y9)
+	Q4KX4ROW(R12, Y10)
+	Q4KX4ROW(R13, Y15)
+
+	// Transpose: Y4 = v0|v2, Y5 = v1|v3, Y6 = m0|m2, Y7 = m1|m3, rows in the lanes.
+	VPUNPCKLDQ  Y9, Y8, Y0
+	VPUNPCKHDQ  Y9, Y8, Y1
+	VPUNPCKLDQ  Y15, Y10, Y2
+	VPUNPCKHDQ  Y15, Y10, Y3
+	VPUNPCKLQDQ Y2, Y0, Y4
+	VPUNPCKHQDQ Y2, Y0, Y5
+	VPUNPCKLQDQ Y3, Y1, Y6
+	VPUNPCKHQDQ Y3, Y1, Y7
+	VCVTDQ2PS   Y4, Y4
+	VCVTDQ2PS   Y5, Y5
+	VCVTDQ2PS   Y6, Y6
+	VCVTDQ2PS   Y7, Y7
+
+	VMOVSS       (DI), X0
+	VINSERTPS    $0x10, (DI)(R9*1), X0, X0
+	VINSERTPS    $0x20, (DI)(R9*2), X0, X0
+	VINSERTPS    $0x30, (DI)(R10*1), X0, X0
+	VBROADCASTSS (R11), X1
+	VMULPS       X0, X1, X1
+	VBROADCASTSS 4(R11), X2
+	VMULPS       X0, X2, X2
+
+	VFMADD231PS  X1, X4, X28
+	VFMADD231PS  X2, X6, X29
+	VFMADD231PS  X1, X5, X28
+	VFMADD231PS  X2, X7, X29
+	VEXTRACTF128 $1, Y4, X4
+	VEXTRACTF128 $1, Y5, X5
+	VEXTRACTF128 $1, Y6, X6
+	VEXTRACTF128 $1, Y7, X7
+	VFMADD231PS  X1, X4, X28
+	VFMADD231PS  X2, X6, X29
+	VFMADD231PS  X1, X5, X28
+	VFMADD231PS  X2, X7, X29
+
+	ADDQ $144, SI
+	ADDQ $292, DI
+	ADDQ $64, DX
+	ADDQ $8, R11
+	DECQ CX
+	JNZ  q4kx4loop
+
+	MOVQ    out+48(FP), AX
+	VMOVUPS X28, (AX)
+	VMOVUPS X29, 16(AX)
+	VZEROUPPER
+	RET

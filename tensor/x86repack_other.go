@@ -11,3 +11,19 @@ func dotQ4KRepack(n int, w, x []byte) float32     { return dotQ4KRepackGo(n, w, 
 func dotQ4KRepackGemm(n int, w, x []byte) float32 { return dotQ4KRepackGemmGo(n, w, x) }
 func dotQ5Kx86(n int, w, x []byte) float32        { return dotQ5Kx86Go(n, w, x) }
 func dotQ6Kx86(n int, w, x []byte) float32        { return dotQ6Kx86Go(n, w, x) }
+
+func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ4KRepackGemm, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ4_0Repack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}

@@ -21,6 +21,7 @@ type matmulTask struct {
 	dot      func(n int, w, x []byte) float32
 	gemm     func(n int, w, x []byte) float32 // dot for the activation rows i < ngemm (mulMatGemm), or nil
 	ngemm    int
+	gemmTile func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) // gemm's tile form (tensor.X86RepackGemmTileFunc), or nil
 	tile     func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) // dot's tile form, or nil
 	n, in    int
 	out      int
@@ -39,9 +40,14 @@ func (t *matmulTask) run(_, lo, hi int) {
 		t.tile(t.in, t.w[lo*wrb:hi*wrb], wrb, hi-lo, t.xq, xrb, t.n, t.dst[lo:], t.out)
 		return
 	}
+	ngemm := t.ngemm
+	if t.gemmTile != nil && ngemm > 0 {
+		t.gemmTile(t.in, t.w[lo*wrb:hi*wrb], wrb, hi-lo, t.xq, xrb, ngemm, t.dst[lo:], t.out)
+		ngemm = 0
+	}
 	for o := lo; o < hi; o++ {
 		wrow := t.w[o*wrb : (o+1)*wrb]
-		for i := 0; i < t.ngemm; i++ {
+		for i := 0; i < ngemm; i++ {
 			t.dst[i*t.out+o] = t.gemm(t.in, wrow, t.xq[i*xrb:(i+1)*xrb])
 		}
 		for i := t.ngemm; i < t.n; i++ {
@@ -54,7 +60,8 @@ func (t *matmulTask) run(_, lo, hi int) {
 // ggml_compute_forward_mul_mat, x is first converted to w.DType().VecDotType() (Q8_0
 // for Q4_0, Q8_K for the k-quants, F16 for F16; F32 stays F32) with the x86 backend's
 // quantizers (tensor.QuantizeActivations), then each output is one dot product
-// (mulMatDot, computed by tiles with mulMatTile's function where there is one).
+// (mulMatDot, computed by tiles with mulMatTile's function where there is one; the
+// repacked gemm's rows by tiles of tensor.X86RepackGemmTileFunc).
 func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	o := d.arg("MatMul", "dst", dst, tensor.F32)
 	wb := d.arg("MatMul", "w", w)
@@ -82,6 +89,7 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	*t = matmulTask{tile: mulMatTile(wb.dt, wb.rows), dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, quant: quant, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
 	if t.gemm = mulMatGemm(wb.dt, wb.rows); t.gemm != nil {
 		t.ngemm = t.n - t.n%tensor.X86RepackGemmRows
+		t.gemmTile = tensor.X86RepackGemmTileFunc(wb.dt)
 	}
 	if qt == tensor.F32 {
 		t.xq = xb.data
