@@ -13,7 +13,16 @@ var (
 
 	// hasFMA is set when, besides AVX2, the CPU has the FMA3 instructions.
 	hasFMA = hasAVX2 && cpuHasFMA()
+
+	// hasAVX512 is set when, besides AVX2 and FMA, the AVX-512 foundation and
+	// vector-length instructions can be used (the OS saves the ZMM state).
+	hasAVX512 = hasFMA && cpuHasAVX512()
 )
+
+// HasAVX512 reports whether AVX-512 F and VL, with AVX2, FMA and F16C, can be used: the
+// CPU has them and the operating system saves their state. Packages with amd64 kernels
+// of their own (backend/cpu) select them with it, so the CPU is probed in one place.
+func HasAVX512() bool { return hasAVX512 }
 
 // cpuid executes the CPUID instruction for leaf eax, sub-leaf ecx.
 func cpuid(eax, ecx uint32) (a, b, c, d uint32)
@@ -60,4 +69,13 @@ func cpuHasVNNI() bool {
 func cpuHasFMA() bool {
 	_, _, c1, _ := cpuid(1, 0)
 	return c1&(1<<12) != 0
+}
+
+func cpuHasAVX512() bool {
+	if xcr0, _ := xgetbv0(); xcr0&0xe6 != 0xe6 { // XMM, YMM, opmask, ZMM state
+		return false
+	}
+	_, b7, _, _ := cpuid(7, 0)
+	const avx512f, avx512vl = 1 << 16, 1 << 31
+	return b7&(avx512f|avx512vl) == avx512f|avx512vl
 }

@@ -34,3 +34,6 @@ func dotQ5_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 func dotQ4_0Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotTileBy(dotQ4_0Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
+
+// HasAVX512 reports whether AVX-512 kernels can be used: never off amd64.
+func HasAVX512() bool { return false }

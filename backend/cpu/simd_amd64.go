@@ -1,37 +1,10 @@
 package cpu
 
-// hasAVX512 is set when the AVX-512 foundation and vector-length instructions (with
-// AVX2, FMA and F16C) can be used: the CPU has them and the operating system saves the
-// ZMM state. Computed once at
-// start-up and never written again.
-var hasAVX512 = cpuHasAVX512()
+import "github.com/infergo/infer/tensor"
 
-func cpuid(eax, ecx uint32) (a, b, c, d uint32)
-
-func xgetbv0() (eax, edx uint32)
-
-func cpuHasAVX512() bool {
-	maxLeaf, _, _, _ := cpuid(0, 0)
-	if maxLeaf < 7 {
-		return false
-	}
-	_, _, c1, _ := cpuid(1, 0)
-	const (
-		fma     = 1 << 12
-		osxsave = 1 << 27
-		avx     = 1 << 28
-		f16c    = 1 << 29
-	)
-	if c1&(fma|osxsave|avx|f16c) != fma|osxsave|avx|f16c {
-		return false
-	}
-	if xcr0, _ := xgetbv0(); xcr0&0xe6 != 0xe6 { // XMM, YMM, opmask, ZMM state
-		return false
-	}
-	_, b7, _, _ := cpuid(7, 0)
-	const avx2, avx512f, avx512vl = 1 << 5, 1 << 16, 1 << 31
-	return b7&(avx2|avx512f|avx512vl) == avx2|avx512f|avx512vl
-}
+// hasAVX512 is set when the AVX-512 kernels of simd_amd64.s can run (tensor probes the
+// CPU once at start-up).
+var hasAVX512 = tensor.HasAVX512()
 
 //go:noescape
 func vecDotF32Blocks(a, b *float32, nblk int) float32

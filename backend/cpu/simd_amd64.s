@@ -7,25 +7,6 @@
 // (rounded after every step with VCVTPD2PS, VCVTPS2PD). Float32 additions are VADDPS
 // lane for lane, in the Go code's pairing.
 
-// cpuid executes CPUID for leaf eax, sub-leaf ecx.
-TEXT ·cpuid(SB), NOSPLIT, $0-24
-	MOVL eax+0(FP), AX
-	MOVL ecx+4(FP), CX
-	CPUID
-	MOVL AX, a+8(FP)
-	MOVL BX, b+12(FP)
-	MOVL CX, c+16(FP)
-	MOVL DX, d+20(FP)
-	RET
-
-// xgetbv0 returns XCR0.
-TEXT ·xgetbv0(SB), NOSPLIT, $0-8
-	MOVL $0, CX
-	XGETBV
-	MOVL AX, eax+0(FP)
-	MOVL DX, edx+4(FP)
-	RET
-
 // FMA8(off, acc): acc (8 float64 lanes) = fma32 of the 8 floats at off(SI), off(DI).
 #define FMA8(off, acc) \
 	VCVTPS2PD off(SI), Z16; \
