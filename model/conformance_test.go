@@ -29,16 +29,7 @@ func TestLogitsMatchLlamaCpp(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/kv=%v", strings.TrimSuffix(rm.File, ".gguf"), kv), func(t *testing.T) {
 				tokens := rm.Logits.Tokens // the F32-cache entry shares the prompt
 				want := readLogits(t, rl.File, len(tokens), rm.NVocab)
-				m, err := Load(testdata.Path(t, rm.File), Options{Threads: 2, KVType: kvOf(kv), ContextSize: 64})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer m.Close()
-				s, err := m.NewSession()
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer s.Close()
+				_, s := openSession(t, testdata.Path(t, rm.File), Options{Threads: 2, KVType: kvOf(kv), ContextSize: 64})
 				got, err := s.Eval(tokens, true)
 				if err != nil {
 					t.Fatal(err)
@@ -156,16 +147,7 @@ func TestGreedyMatchesLlamaCpp(t *testing.T) {
 	ref := testdata.LoadReference(t)
 	for _, rm := range ref.Models {
 		t.Run(strings.TrimSuffix(rm.File, ".gguf"), func(t *testing.T) {
-			m, err := Load(testdata.Path(t, rm.File), Options{Threads: 2, KVType: KVCacheF16, ContextSize: 256})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			s, err := m.NewSession()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			_, s := openSession(t, testdata.Path(t, rm.File), Options{Threads: 2, KVType: KVCacheF16, ContextSize: 256})
 			for _, g := range rm.Greedy {
 				s.Reset()
 				logits, err := s.Eval(g.PromptTokens, false)

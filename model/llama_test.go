@@ -55,16 +55,7 @@ func TestBatchEqualsTokenByToken(t *testing.T) {
 					t.Fatalf("logit %d: batches of 4 %g, one batch %g", i, batched[i], whole[i])
 				}
 			}
-			m, err := Load(path, Options{KVType: kvOf(kv), Threads: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
-			s, err := m.NewSession()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			m, s := openSession(t, path, Options{KVType: kvOf(kv), Threads: 2})
 			V := m.Config().NVocab
 			for i, tok := range tinyPrompt {
 				one, err := s.Eval([]int32{tok}, false)
@@ -113,16 +104,7 @@ func evalTiny(t *testing.T, tm *tiny, dt tensor.DType, opts Options, tokens []in
 
 func evalPath(t *testing.T, path string, opts Options, tokens []int32, all bool) []float32 {
 	t.Helper()
-	m, err := Load(path, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	m, s := openSession(t, path, opts)
 	got, err := s.Eval(tokens, all)
 	if err != nil {
 		t.Fatal(err)

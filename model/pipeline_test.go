@@ -39,16 +39,7 @@ func equal(n int) []float64 {
 // one-token decode steps, and returns all logits in order and the stage count.
 func evalSteps(t *testing.T, path string, opts Options, prompt []int32) ([]float32, int) {
 	t.Helper()
-	m, err := Load(path, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	m, s := openSession(t, path, opts)
 	got, err := s.Eval(prompt, true)
 	if err != nil {
 		t.Fatal(err)

@@ -11,16 +11,7 @@ import (
 // session usable.
 func TestSessionErrors(t *testing.T) {
 	tm := newTiny(6)
-	m, err := Load(tm.file(t, tensor.F32), Options{ContextSize: 8, KVType: KVCacheF16})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := openSession(t, tm.file(t, tensor.F32), Options{ContextSize: 8, KVType: KVCacheF16})
 	if s.Ctx() != 8 {
 		t.Fatalf("Ctx() = %d, want 8", s.Ctx())
 	}
@@ -69,16 +60,7 @@ func TestSessionErrors(t *testing.T) {
 // nothing on the CPU device.
 func TestDecodeDoesNotAllocate(t *testing.T) {
 	tm := newTiny(7)
-	m, err := Load(tm.file(t, tensor.F32), Options{KVType: KVCacheF16, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	s, err := m.NewSession()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := openSession(t, tm.file(t, tensor.F32), Options{KVType: KVCacheF16, Threads: 2})
 	tok := []int32{3}
 	if _, err := s.Eval(tok, false); err != nil {
 		t.Fatal(err)
