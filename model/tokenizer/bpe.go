@@ -4,11 +4,6 @@ package tokenizer
 // pre-tokenized into byte-encoded words; in each word the adjacent pair with the
 // lowest merge rank is merged, leftmost first on ties, until no pair has a rank.
 
-// bpeSymbol is a run word[start:start+n] in a doubly linked list; n == 0 once merged away.
-type bpeSymbol struct {
-	start, n, prev, next int32
-}
-
 // bpeBigram is a candidate merge of symbols left and right.
 type bpeBigram struct {
 	left, right int32
@@ -24,7 +19,7 @@ func (a bpeBigram) before(b bpeBigram) bool {
 // bpeSession holds the scratch space of one Encode call.
 type bpeSession struct {
 	t    *Tokenizer
-	syms []bpeSymbol
+	syms []symbol
 	heap bigramHeap[bpeBigram]
 	key  []byte
 }
@@ -48,7 +43,7 @@ func (s *bpeSession) word(dst []int32, w string) []int32 {
 	for off := 0; off < len(w); {
 		n := min(utf8Len(w[off]), len(w)-off)
 		i := int32(len(s.syms))
-		s.syms = append(s.syms, bpeSymbol{start: int32(off), n: int32(n), prev: i - 1, next: i + 1})
+		s.syms = append(s.syms, symbol{start: int32(off), n: int32(n), prev: i - 1, next: i + 1})
 		off += n
 	}
 	if len(s.syms) == 0 {

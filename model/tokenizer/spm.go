@@ -5,8 +5,9 @@ package tokenizer
 // highest-scoring token is merged, leftmost first on ties, until no pair is a token.
 // Symbols that are not tokens fall back to byte tokens.
 
-// spmSymbol is a run text[start:start+n] in a doubly linked list; n == 0 once merged away.
-type spmSymbol struct {
+// symbol is a run text[start:start+n] of the text being merged (SPM) or of one word
+// (BPE), in a doubly linked list; n == 0 once merged away.
+type symbol struct {
 	start, n, prev, next int32
 }
 
@@ -27,11 +28,11 @@ func (t *Tokenizer) spmEncode(dst []int32, text string) []int32 {
 	if text == "" {
 		return dst
 	}
-	syms := make([]spmSymbol, 0, len(text))
+	syms := make([]symbol, 0, len(text))
 	for off := 0; off < len(text); {
 		n := min(utf8Len(text[off]), len(text)-off)
 		i := int32(len(syms))
-		syms = append(syms, spmSymbol{start: int32(off), n: int32(n), prev: i - 1, next: i + 1})
+		syms = append(syms, symbol{start: int32(off), n: int32(n), prev: i - 1, next: i + 1})
 		off += n
 	}
 	syms[len(syms)-1].next = -1
@@ -61,7 +62,7 @@ func (t *Tokenizer) spmEncode(dst []int32, text string) []int32 {
 }
 
 // spmTry queues the merge of symbols left and right if their text is a token.
-func (t *Tokenizer) spmTry(h *bigramHeap[spmBigram], syms []spmSymbol, text string, left, right int32) {
+func (t *Tokenizer) spmTry(h *bigramHeap[spmBigram], syms []symbol, text string, left, right int32) {
 	if left < 0 || right < 0 {
 		return
 	}
