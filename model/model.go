@@ -171,9 +171,6 @@ func (m *Model) logf(format string, args ...any) {
 	}
 }
 
-// errClosed is returned by a session whose model or session was closed.
-var errClosed = errors.New("model: session closed")
-
 // errNoTokenizer is op's error for a model whose file has no vocabulary.
 func errNoTokenizer(op string) error {
 	return fmt.Errorf("%s: the model has no tokenizer (no tokenizer.ggml.model in the file)", op)

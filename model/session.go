@@ -58,7 +58,7 @@ type activations struct {
 // split over the model's stages.
 func (m *Model) NewSession() (*Session, error) {
 	if m.closed {
-		return nil, errClosed
+		return nil, ErrClosed
 	}
 	o := m.opts
 	s := &Session{m: m, ctx: o.ContextSize, staged: make([]byte, 8*o.BatchSize)}
@@ -196,7 +196,7 @@ func (s *Session) Close() error {
 // next Eval; copy what must outlive it.
 func (s *Session) Eval(tokens []int32, all bool) ([]float32, error) {
 	if s.m == nil || s.m.closed {
-		return nil, errClosed
+		return nil, ErrClosed
 	}
 	if err := s.check(tokens); err != nil {
 		return nil, err

@@ -4,20 +4,33 @@ package tensor
 var (
 	// hasAVX2 is set when the AVX2 and F16C instructions can be used: the CPU has them
 	// and the operating system saves the YMM registers.
-	hasAVX2 = cpuHasAVX2()
+	hasAVX2 = levelCap >= LevelAVX2 && cpuHasAVX2()
 
 	// hasVNNI is set when, besides AVX2, the AVX-512 VNNI and byte-masked instructions
 	// can be used on YMM registers (AVX512F, AVX512BW, AVX512VL, AVX512_VNNI, and the OS
 	// saves the AVX-512 state).
-	hasVNNI = hasAVX2 && cpuHasVNNI()
+	hasVNNI = levelCap >= LevelAVX512 && hasAVX2 && cpuHasVNNI()
 
 	// hasFMA is set when, besides AVX2, the CPU has the FMA3 instructions.
 	hasFMA = hasAVX2 && cpuHasFMA()
 
 	// hasAVX512 is set when, besides AVX2 and FMA, the AVX-512 foundation and
 	// vector-length instructions can be used (the OS saves the ZMM state).
-	hasAVX512 = hasFMA && cpuHasAVX512()
+	hasAVX512 = levelCap >= LevelAVX512 && hasFMA && cpuHasAVX512()
 )
+
+// Level returns the kernel level this process uses: the best the CPU and the operating
+// system support, capped by the build tags infer_avx2 (no AVX-512) and infer_portable
+// (no SIMD kernels at all), so that every level can be tested on a higher machine.
+func Level() CPULevel {
+	switch {
+	case hasAVX512:
+		return LevelAVX512
+	case hasAVX2 && hasFMA:
+		return LevelAVX2
+	}
+	return LevelPortable
+}
 
 // HasAVX512 reports whether AVX-512 F and VL, with AVX2, FMA and F16C, can be used: the
 // CPU has them and the operating system saves their state. Packages with amd64 kernels

@@ -37,3 +37,7 @@ func dotQ4_0Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, ds
 
 // HasAVX512 reports whether AVX-512 kernels can be used: never off amd64.
 func HasAVX512() bool { return false }
+
+// Level returns the kernel level this process uses: the Go code off amd64 (until arm64
+// has kernels of its own).
+func Level() CPULevel { return LevelPortable }
