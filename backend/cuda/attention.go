@@ -6,6 +6,8 @@ package cuda
 import "C"
 
 import (
+	"fmt"
+
 	"github.com/infergo/infer/backend"
 	"github.com/infergo/infer/tensor"
 )
@@ -38,6 +40,11 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.At
 	need(kb.dt == vb.dt && (kb.dt == tensor.F32 || kb.dt == tensor.F16) && kb.cols == at.KVHeads*hd && vb.cols == kb.cols && vb.rows == kb.rows, "Attention: k %v (%d, %d), v %v (%d, %d)", kb.dt, kb.rows, kb.cols, vb.dt, vb.rows, vb.cols)
 	need(p.dt == tensor.I32 && p.rows == o.rows, "Attention: positions %v (%d rows) for %d rows", p.dt, p.rows, o.rows)
 	n, ctx := o.rows, kb.rows
+	if entry, ok := flashEntry(kb.dt, n, hd); ok && !d.noFlash {
+		a := new(args).ptr(o.ptr).ptr(qb.ptr).ptr(kb.ptr).ptr(vb.ptr).ptr(p.ptr).i32(n).i32(at.Heads).i32(at.KVHeads).f32(at.Scale)
+		d.run(entry, dim3{ceilDiv(n, flashRows), at.Heads, 1}, dim3{flashThreads, 1, 1}, a)
+		return
+	}
 	splits, chunk := 1, ctx
 	if n <= splitMaxRows && ctx > splitMinKeys {
 		splits = min(ceilDiv(ctx, splitMinKeys), maxSplits)
@@ -60,6 +67,28 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.At
 		a = new(args).ptr(o.ptr).ptr(uint64(part)).i32(at.Heads).i32(hd).i32(splits)
 		return d.launch("attention_combine", dim3{at.Heads, n, 1}, dim3{attentionThreads, 1, 1}, a)
 	})
+}
+
+// Launch shape of the tensor-core flash attention for prompt batches (attention.cu):
+// FA_WARPS warps of 16 query rows each.
+const (
+	flashThreads = 4 * 32
+	flashRows    = 4 * 16
+)
+
+// flashEntry names the flash-attention kernel for a batch of n query rows over a cache
+// of dt with head dimension hd, and reports whether there is one: prompt batches (more
+// rows than a decode step's split path takes) over an F16 cache with a head dimension
+// the kernel is instantiated for. An F32 cache keeps the exact f32 path.
+func flashEntry(dt tensor.DType, n, hd int) (string, bool) {
+	if dt != tensor.F16 || n <= splitMaxRows {
+		return "", false
+	}
+	switch hd {
+	case 64, 80, 96, 128:
+		return fmt.Sprintf("flash_attn_f16_hd%d", hd), true
+	}
+	return "", false
 }
 
 // scratch returns device memory of at least size bytes held in *a, growing it when

@@ -124,3 +124,42 @@ func roundF16(x []float32) []float32 {
 	tensor.Dequantize(tensor.F16, y, b)
 	return y
 }
+
+// TestFlashAttention checks the tensor-core path of prompt batches over an F16 cache
+// (flash_attn_f16_hdN) for every head dimension it is built for, batches that are not a
+// multiple of its 64-row tiles, a batch starting deep in the cache, and grouped K/V
+// heads. The reference sees q rounded to f16 as the kernel does; the probabilities'
+// rounding to f16 for p·v bounds the rest (2^-11 relative each, so about 1e-3 of max|v|).
+func TestFlashAttention(t *testing.T) {
+	for _, hd := range []int{64, 80, 96, 128} {
+		for _, tc := range []struct{ n, first int }{{9, 0}, {70, 0}, {130, 37}, {64, 500}} {
+			t.Run(fmt.Sprintf("hd=%d/n=%d/first=%d", hd, tc.n, tc.first), func(t *testing.T) {
+				if _, ok := flashEntry(tensor.F16, tc.n, hd); !ok {
+					t.Fatalf("no flash kernel for n=%d hd=%d", tc.n, hd)
+				}
+				d := openTest(t)
+				const heads, kvHeads = 8, 2
+				ctx := tc.first + tc.n + 40 // rows past the last position hold data too
+				pos := make([]int32, tc.n)
+				for i := range pos {
+					pos[i] = int32(tc.first + i)
+				}
+				r := rand.New(rand.NewPCG(uint64(hd*1000+tc.n), 17))
+				q := randoms(r, tc.n*heads*hd)
+				k, v := roundF16(randoms(r, ctx*kvHeads*hd)), roundF16(randoms(r, ctx*kvHeads*hd))
+				at := backend.Attention{Heads: heads, KVHeads: kvHeads, HeadDim: hd, Scale: float32(1 / math.Sqrt(float64(hd)))}
+				got := runAttention(t, d, tensor.F16, q, k, v, pos, at)
+				want := attentionRef(roundF16(q), k, v, pos, at)
+				worst := 0.0
+				for i := range want {
+					e := math.Abs(float64(got[i]) - want[i])
+					if math.IsNaN(float64(got[i])) || e > 2e-3+2e-3*math.Abs(want[i]) {
+						t.Fatalf("[%d] (row %d) = %g, want %g", i, i/(heads*hd), got[i], want[i])
+					}
+					worst = max(worst, e)
+				}
+				t.Logf("max |error| %.2g", worst)
+			})
+		}
+	}
+}

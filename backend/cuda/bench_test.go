@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -185,4 +186,40 @@ func timeDevice(b *testing.B, d *Device, enqueue func()) time.Duration {
 		b.Fatal(err)
 	}
 	return total / time.Duration(iters)
+}
+
+// BenchmarkAttentionPrefill times the attention of a whole prompt batch of n rows over
+// an F16 cache (7B shape: 32 heads, head dim 128) on the flash path and on the per-row
+// path it replaces (-bench 'AttentionPrefill'), with the TFLOP/s of the causal
+// q·kᵀ and p·v products.
+func BenchmarkAttentionPrefill(b *testing.B) {
+	for _, n := range []int{512, 2048, 5071} {
+		for _, flash := range []bool{true, false} {
+			b.Run(fmt.Sprintf("n=%d/flash=%v", n, flash), func(b *testing.B) {
+				const heads, hd = 32, 128
+				d := openTest(b)
+				k, _ := d.Alloc(tensor.F16, n, heads*hd)
+				v, _ := d.Alloc(tensor.F16, n, heads*hd)
+				q, _ := d.Alloc(tensor.F32, n, heads*hd)
+				o, _ := d.Alloc(tensor.F32, n, heads*hd)
+				pos, _ := d.Alloc(tensor.I32, n, 1)
+				p := make([]int32, n)
+				for i := range p {
+					p[i] = int32(i)
+				}
+				raw := make([]byte, 4*n)
+				for i, x := range p {
+					binary.LittleEndian.PutUint32(raw[4*i:], uint32(x))
+				}
+				if err := d.Upload(pos, raw); err != nil {
+					b.Fatal(err)
+				}
+				d.noFlash = !flash
+				at := backend.Attention{Heads: heads, KVHeads: heads, HeadDim: hd, Scale: 0.088}
+				el := timeDevice(b, d, func() { d.Attention(o, q, k, v, pos, at) })
+				b.ReportMetric(el.Seconds()*1e3, "ms")
+				b.ReportMetric(2*2*float64(n)*float64(n+1)/2*hd*heads/el.Seconds()/1e12, "TFLOP/s")
+			})
+		}
+	}
 }

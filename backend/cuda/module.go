@@ -50,6 +50,8 @@ func kernelTable() []kernel {
 		{"setrows", "set_rows2_f32", true}, {"setrows", "set_rows2_f16", true},
 		{"attention", "attention_f32", false}, {"attention", "attention_f16", false},
 		{"attention", "attention_combine", false},
+		{"attention", "flash_attn_f16_hd64", false}, {"attention", "flash_attn_f16_hd80", false},
+		{"attention", "flash_attn_f16_hd96", false}, {"attention", "flash_attn_f16_hd128", false},
 		{"elementwise", "swiglu_f32", false}, {"elementwise", "swiglu_q8", true}, {"elementwise", "add_f32", false},
 		{"elementwise", "copy_f32_f32", false}, {"elementwise", "copy_f32_f16", false}, {"elementwise", "copy_bf16_f32", false},
 		{"elementwise", "copy_f16_f32", false}, {"elementwise", "copy_f16_f16", false},

@@ -242,3 +242,183 @@ extern "C" __global__ void attention_combine(float *dst, const float *part, int 
 		dr[d] = o / lAll;
 	}
 }
+
+// ---- prompt batches: flash attention on the tensor cores ----
+//
+// flash_attn_f16_hdN: causal grouped-query attention of a batch of query rows over an
+// F16 cache, for head dimension N (64, 80, 96 or 128), FlashAttention-2 style. One block
+// of FA_WARPS warps takes FA_ROWS query rows of one head; each warp owns 16 of them. The
+// keys and values go through shared memory FA_KEYS rows at a time; the scores S = q·kᵀ
+// and the products p·v run on mma.sync m16n8k16 (f16 inputs, f32 accumulators), with the
+// softmax kept online per row in registers, so no score matrix is ever stored. q is
+// rounded to f16 (as llama.cpp's flash attention does), the scale is applied to the f32
+// scores, and the probabilities are rounded to f16 for p·v while their sum stays f32.
+// Row i sees cache rows 0..pos[i]; rows past n are computed as fully masked and not
+// written. grid (ceil(n / FA_ROWS), heads), block FA_WARPS·32.
+
+#define FA_WARPS 4
+#define FA_ROWS (16 * FA_WARPS)
+#define FA_KEYS 64
+
+// pack2 rounds (lo, hi) to a half2 in one 32-bit register, lo in the low half.
+static __device__ __forceinline__ u32 pack2(float lo, float hi) {
+	const __half2 h = __floats2half2_rn(lo, hi);
+	return *(const u32 *)&h;
+}
+
+// mma16816 is c += a·b for one m16n8k16 tile: a row-major 16×16 f16 (4 registers), b
+// column-major 16×8 f16 (2 registers), c 16×8 f32 (4 registers). Lane l holds rows
+// l/4 and l/4+8, columns 2·(l%4) and 2·(l%4)+1 of c.
+static __device__ __forceinline__ void mma16816(float c[4], const u32 a[4], u32 b0, u32 b1) {
+	asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+	             "{%0,%1,%2,%3};"
+	             : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <int HD>
+static __device__ void flash_attend(float *dst, const float *q, const __half *k, const __half *v, const int *pos,
+                                    int n, int heads, int kvHeads, float scale) {
+	constexpr int KS = HD + 8;      // row stride of ks in halves (bank-conflict-free fragment loads)
+	constexpr int VS = FA_KEYS + 8; // row stride of vt
+	__shared__ __align__(16) __half ks[FA_KEYS * KS]; // keys of the tile, row-major
+	__shared__ __align__(16) __half vt[HD * VS];      // values of the tile, transposed
+	__shared__ int blockLast;
+	const int h = blockIdx.y, lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+	const int g = lane / 4, t = lane % 4;
+	const int kvh = h / (heads / kvHeads), kvStride = kvHeads * HD;
+	const int r0 = blockIdx.x * FA_ROWS + warp * 16 + g, r1 = r0 + 8;
+	const int p0 = r0 < n ? pos[r0] : -1, p1 = r1 < n ? pos[r1] : -1;
+	int warpLast = max(p0, p1);
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) warpLast = max(warpLast, __shfl_xor_sync(FULL_MASK, warpLast, o));
+	if (threadIdx.x == 0) blockLast = -1;
+	__syncthreads();
+	if (lane == 0) atomicMax(&blockLast, warpLast);
+	__syncthreads();
+	const int keys = blockLast + 1;
+
+	u32 qa[HD / 16][4]; // this warp's 16 query rows as mma A fragments
+	{
+		const float *q0 = q + (size_t)min(r0, n - 1) * heads * HD + (size_t)h * HD;
+		const float *q1 = q + (size_t)min(r1, n - 1) * heads * HD + (size_t)h * HD;
+#pragma unroll
+		for (int kk = 0; kk < HD / 16; kk++) {
+			const int c = kk * 16 + 2 * t;
+			qa[kk][0] = pack2(q0[c], q0[c + 1]);
+			qa[kk][1] = pack2(q1[c], q1[c + 1]);
+			qa[kk][2] = pack2(q0[c + 8], q0[c + 9]);
+			qa[kk][3] = pack2(q1[c + 8], q1[c + 9]);
+		}
+	}
+	float o[HD / 8][4];
+#pragma unroll
+	for (int d = 0; d < HD / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+	float m0 = NEG_INF, m1 = NEG_INF, l0 = 0.0f, l1 = 0.0f;
+	const __half *kh = k + (size_t)kvh * HD, *vh = v + (size_t)kvh * HD;
+
+	for (int j0 = 0; j0 < keys; j0 += FA_KEYS) {
+		__syncthreads(); // every warp is done with the previous tile
+		for (int c = threadIdx.x; c < FA_KEYS * HD / 8; c += blockDim.x) {
+			const int r = c / (HD / 8), d = c % (HD / 8) * 8;
+			uint4 kx = make_uint4(0, 0, 0, 0), vx = kx;
+			if (j0 + r < keys) {
+				kx = *(const uint4 *)(kh + (size_t)(j0 + r) * kvStride + d);
+				vx = *(const uint4 *)(vh + (size_t)(j0 + r) * kvStride + d);
+			}
+			*(uint4 *)(ks + r * KS + d) = kx;
+			const __half *vv = (const __half *)&vx;
+#pragma unroll
+			for (int e = 0; e < 8; e++) vt[(d + e) * VS + r] = vv[e];
+		}
+		__syncthreads();
+		if (j0 > warpLast) continue; // no key of this tile is visible to the warp's rows
+
+		float s[FA_KEYS / 8][4];
+#pragma unroll
+		for (int nt = 0; nt < FA_KEYS / 8; nt++) {
+			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+#pragma unroll
+			for (int kk = 0; kk < HD / 16; kk++) {
+				const __half *kr = ks + (nt * 8 + g) * KS + kk * 16 + 2 * t;
+				mma16816(s[nt], qa[kk], *(const u32 *)kr, *(const u32 *)(kr + 8));
+			}
+		}
+		float mx0 = NEG_INF, mx1 = NEG_INF;
+#pragma unroll
+		for (int nt = 0; nt < FA_KEYS / 8; nt++) {
+#pragma unroll
+			for (int e = 0; e < 2; e++) {
+				const int j = j0 + nt * 8 + 2 * t + e;
+				s[nt][e] = j <= p0 ? s[nt][e] * scale : NEG_INF;
+				s[nt][2 + e] = j <= p1 ? s[nt][2 + e] * scale : NEG_INF;
+				mx0 = fmaxf(mx0, s[nt][e]);
+				mx1 = fmaxf(mx1, s[nt][2 + e]);
+			}
+		}
+#pragma unroll
+		for (int off = 1; off < 4; off <<= 1) {
+			mx0 = fmaxf(mx0, __shfl_xor_sync(FULL_MASK, mx0, off));
+			mx1 = fmaxf(mx1, __shfl_xor_sync(FULL_MASK, mx1, off));
+		}
+		const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
+		const float b0 = n0 == NEG_INF ? 0.0f : n0, b1 = n1 == NEG_INF ? 0.0f : n1; // no NaN from -inf - -inf
+		const float c0 = expf(m0 - b0), c1 = expf(m1 - b1);
+		float sum0 = 0.0f, sum1 = 0.0f;
+#pragma unroll
+		for (int nt = 0; nt < FA_KEYS / 8; nt++) {
+			s[nt][0] = expf(s[nt][0] - b0);
+			s[nt][1] = expf(s[nt][1] - b0);
+			s[nt][2] = expf(s[nt][2] - b1);
+			s[nt][3] = expf(s[nt][3] - b1);
+			sum0 += s[nt][0] + s[nt][1];
+			sum1 += s[nt][2] + s[nt][3];
+		}
+#pragma unroll
+		for (int off = 1; off < 4; off <<= 1) {
+			sum0 += __shfl_xor_sync(FULL_MASK, sum0, off);
+			sum1 += __shfl_xor_sync(FULL_MASK, sum1, off);
+		}
+		l0 = l0 * c0 + sum0;
+		l1 = l1 * c1 + sum1;
+		m0 = n0;
+		m1 = n1;
+#pragma unroll
+		for (int d = 0; d < HD / 8; d++) {
+			o[d][0] *= c0;
+			o[d][1] *= c0;
+			o[d][2] *= c1;
+			o[d][3] *= c1;
+		}
+#pragma unroll
+		for (int kk = 0; kk < FA_KEYS / 16; kk++) {
+			// Two n8 score tiles side by side are one A fragment over 16 keys.
+			const u32 pa[4] = {pack2(s[2 * kk][0], s[2 * kk][1]), pack2(s[2 * kk][2], s[2 * kk][3]),
+			                   pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+			for (int d = 0; d < HD / 8; d++) {
+				const __half *vr = vt + (d * 8 + g) * VS + kk * 16 + 2 * t;
+				mma16816(o[d], pa, *(const u32 *)vr, *(const u32 *)(vr + 8));
+			}
+		}
+	}
+
+	const float i0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, i1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+#pragma unroll
+	for (int d = 0; d < HD / 8; d++) {
+		const int c = d * 8 + 2 * t;
+		if (r0 < n) *(float2 *)(dst + (size_t)r0 * heads * HD + (size_t)h * HD + c) = make_float2(o[d][0] * i0, o[d][1] * i0);
+		if (r1 < n) *(float2 *)(dst + (size_t)r1 * heads * HD + (size_t)h * HD + c) = make_float2(o[d][2] * i1, o[d][3] * i1);
+	}
+}
+
+#define FLASH_ENTRY(HD)                                                                                               \
+	extern "C" __global__ void __launch_bounds__(FA_WARPS * WARP)                                                       \
+	    flash_attn_f16_hd##HD(float *dst, const float *q, const __half *k, const __half *v, const int *pos, int n,     \
+	                          int heads, int kvHeads, float scale) {                                                    \
+		flash_attend<HD>(dst, q, k, v, pos, n, heads, kvHeads, scale);                                                \
+	}
+FLASH_ENTRY(64)
+FLASH_ENTRY(80)
+FLASH_ENTRY(96)
+FLASH_ENTRY(128)
