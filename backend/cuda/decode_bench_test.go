@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -40,7 +41,14 @@ const (
 	dim7B, ff7B, heads7B, layers7B, vocab7B = 4096, 11008, 32, 32, 32000
 )
 
+// newDecode7B allocates a 7B step of one token at position ctx-1.
 func newDecode7B(tb testing.TB, d *Device, wt tensor.DType, ctx int) *decode7B {
+	return newStep7B(tb, d, wt, ctx, 1)
+}
+
+// newStep7B allocates a 7B step of n tokens at positions ctx-n..ctx-1: a decode step
+// for n = 1, a prompt batch from an empty cache for n = ctx.
+func newStep7B(tb testing.TB, d *Device, wt tensor.DType, ctx, n int) *decode7B {
 	const distinct = 4
 	r := rand.New(rand.NewPCG(5, 6))
 	alloc := func(dt tensor.DType, rows, cols int, fill bool) backend.Buffer {
@@ -75,12 +83,15 @@ func newDecode7B(tb testing.TB, d *Device, wt tensor.DType, ctx int) *decode7B {
 			kCache: alloc(tensor.F16, ctx, dim7B, false), vCache: alloc(tensor.F16, ctx, dim7B, false),
 		}
 	}
-	s.x, s.xb = alloc(tensor.F32, 1, dim7B, true), alloc(tensor.F32, 1, dim7B, false)
-	s.q, s.k, s.v, s.att = alloc(tensor.F32, 1, dim7B, false), alloc(tensor.F32, 1, dim7B, false), alloc(tensor.F32, 1, dim7B, false), alloc(tensor.F32, 1, dim7B, false)
-	s.g, s.u, s.h = alloc(tensor.F32, 1, ff7B, false), alloc(tensor.F32, 1, ff7B, false), alloc(tensor.F32, 1, ff7B, false)
-	s.outNorm, s.head, s.logits = alloc(tensor.F32, 1, dim7B, true), alloc(wt, vocab7B, dim7B, true), alloc(tensor.F32, 1, vocab7B, false)
-	s.pos = alloc(tensor.I32, 1, 1, false)
-	p := []byte{byte(ctx - 1), byte((ctx - 1) >> 8), 0, 0}
+	s.x, s.xb = alloc(tensor.F32, n, dim7B, true), alloc(tensor.F32, n, dim7B, false)
+	s.q, s.k, s.v, s.att = alloc(tensor.F32, n, dim7B, false), alloc(tensor.F32, n, dim7B, false), alloc(tensor.F32, n, dim7B, false), alloc(tensor.F32, n, dim7B, false)
+	s.g, s.u, s.h = alloc(tensor.F32, n, ff7B, false), alloc(tensor.F32, n, ff7B, false), alloc(tensor.F32, n, ff7B, false)
+	s.outNorm, s.head, s.logits = alloc(tensor.F32, 1, dim7B, true), alloc(wt, vocab7B, dim7B, true), alloc(tensor.F32, n, vocab7B, false)
+	s.pos = alloc(tensor.I32, n, 1, false)
+	p := make([]byte, 4*n)
+	for i := range n {
+		binary.LittleEndian.PutUint32(p[4*i:], uint32(ctx-n+i))
+	}
 	if err := d.Upload(s.pos, p); err != nil {
 		tb.Fatal(err)
 	}
@@ -214,6 +225,66 @@ func TestDecodeProfile(t *testing.T) {
 		}
 		d.Free(s.head)
 	}
+}
+
+// TestPrefillProfile times a 7B prompt batch of 512 tokens (F16 cache, empty before
+// the batch) segment by segment, as TestDecodeProfile does a decode step but eagerly
+// (no graph: each launch is long enough that launch costs stay hidden): the first k
+// segments of all 32 blocks, for each k, less the first k-1.
+func TestPrefillProfile(t *testing.T) {
+	if !*profile {
+		t.Skip("cuda: -cuda.profile not set")
+	}
+	d := openTest(t)
+	const n = 512
+	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.F16} {
+		s := newStep7B(t, d, wt, n, n)
+		times := make([]time.Duration, len(segments7B)+1)
+		for k := 1; k <= len(segments7B); k++ {
+			times[k] = eagerTime(t, d, func() { s.layers(k) })
+		}
+		step := times[len(segments7B)]
+		var tb strings.Builder
+		fmt.Fprintf(&tb, "%v prompt batch of %d tokens (32 layers, no head): %.2f ms = %.0f tok/s\n", wt, n, step.Seconds()*1e3, n/step.Seconds())
+		fmt.Fprintf(&tb, "| segment | us/layer | ms/batch | %% of batch |\n|---|---:|---:|---:|\n")
+		for k, sg := range segments7B {
+			dt := times[k+1] - times[k]
+			fmt.Fprintf(&tb, "| %s | %.1f | %.2f | %.1f |\n", sg.name, micros(dt)/layers7B, dt.Seconds()*1e3, 100*dt.Seconds()/step.Seconds())
+		}
+		t.Log("\n" + tb.String())
+		for _, l := range s.ls {
+			for _, b := range []backend.Buffer{l.attnNorm, l.ffnNorm, l.wq, l.wk, l.wv, l.wo, l.gate, l.up, l.down, l.kCache, l.vCache} {
+				d.Free(b)
+			}
+		}
+		d.Free(s.head)
+	}
+}
+
+// eagerTime runs enqueue once to warm up, then returns the mean device time of 5 runs.
+func eagerTime(t *testing.T, d *Device, enqueue func()) time.Duration {
+	enqueue()
+	start, _ := d.NewEvent()
+	stop, _ := d.NewEvent()
+	defer start.Close()
+	defer stop.Close()
+	const reps = 5
+	start.Record()
+	for range reps {
+		enqueue()
+	}
+	stop.Record()
+	if err := stop.Synchronize(); err != nil {
+		t.Fatal(err)
+	}
+	el, err := stop.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return el / reps
 }
 
 func micros(d time.Duration) float64 { return d.Seconds() * 1e6 }

@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/infergo/infer/tensor"
 )
@@ -145,6 +146,9 @@ func (d *Device) widen(dst C.CUdeviceptr, w *Buffer, kernel string) error {
 		return d.launch(kernel, dim3{min(ceilDiv(out*in, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a)
 	}
 	a := new(args).ptr(uint64(dst)).ptr(w.ptr).i32(in)
+	if wide := strings.Replace(kernel, "dequant_", "dequant8_", 1); in%8 == 0 && d.has(wide) {
+		return d.launch(wide, dim3{out, ceilDiv(in/8, threads), 1}, dim3{threads, 1, 1}, a)
+	}
 	return d.launch(kernel, dim3{out, ceilDiv(in, threads), 1}, dim3{threads, 1, 1}, a)
 }
 
