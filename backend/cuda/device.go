@@ -50,12 +50,16 @@ type Device struct {
 	pair    *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
 	noFuse  bool      // tests: launch every kernel as asked, unfused
 	noFlash bool      // tests: prompt attention on the per-row path, not the flash kernels
+	noAhead bool      // tests: prefill weights dequantized on the compute stream
 	peers   *Peers    // the peer table the device belongs to (NewPeers), or nil
 	err     error     // first failure, reported by Sync
 	closed  bool
 	// wcache keeps widened weights for gemm (OpenWith's Options.WeightCacheBytes); nil
 	// when off.
 	wcache *weightCache
+	// ahead dequantizes prefill weights on a side stream (dequant_ahead.go); nil until
+	// the first batched MatMul of a quantized weight.
+	ahead *ahead
 }
 
 var _ backend.Device = (*Device)(nil)
@@ -217,7 +221,8 @@ func (d *Device) Close() error {
 		if d.stream != nil {
 			errs = append(errs, check("cuStreamSynchronize", C.cu_stream_synchronize(d.stream)))
 		}
-		errs = append(errs, d.dropGraphs(nil), d.wcache.close())
+		errs = append(errs, d.dropGraphs(nil), d.wcache.close(), d.ahead.close())
+		d.ahead = nil
 		for a := range d.allocs {
 			errs = append(errs, a.release())
 		}

@@ -145,12 +145,19 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 	}
 	wp := C.CUdeviceptr(w.ptr)
 	wHalf := 0 // bytes of dequantized weights in scratch; 0 when w is F16 already or cached
+	var slot *aheadSlot
 	if w.dt != tensor.F16 {
 		p, cached, err := d.cachedWeight(w)
 		if err != nil {
 			return err
 		}
-		if wp = p; !cached {
+		switch wp = p; {
+		case cached:
+		case !d.capturing && !d.noAhead && in%8 == 0 && d.has("dequant8_f16_"+typeName(w.dt)):
+			if wp, slot, err = d.dequantAhead(w); err != nil {
+				return err
+			}
+		default:
 			wHalf = out * in * 2
 		}
 	}
@@ -174,7 +181,10 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 	if err := d.launch("copy_f32_f16", dim3{min(ceilDiv(n*in, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a); err != nil {
 		return err
 	}
-	return d.blas.gemm(C.CUdeviceptr(o.ptr), wp, xp, cudaR16F, out, in, n)
+	if err := d.blas.gemm(C.CUdeviceptr(o.ptr), wp, xp, cudaR16F, out, in, n); err != nil || slot == nil {
+		return err
+	}
+	return check("cuEventRecord", C.cu_event_record(slot.free, d.stream)) // the copy may be overwritten now
 }
 
 // gemmBF16 is MatMul of BF16 weights through cuBLAS in F32: the weights widened to F32

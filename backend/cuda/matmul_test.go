@@ -80,3 +80,83 @@ func TestQuantizedActivationReuse(t *testing.T) {
 		t.Fatal("replayed MatMul used the input of the recording")
 	}
 }
+
+// TestDequantAhead checks the prefill MatMuls whose weights are dequantized on the side
+// stream (dequant_ahead.go) against the same MatMuls with the dequantization on the
+// compute stream: bit-identical, over weights of several types and shapes (so both
+// slots are reused and grow), each uploaded just before its first MatMul (the side
+// stream must wait for the upload), and a weight rewritten between two MatMuls.
+func TestDequantAhead(t *testing.T) {
+	d := openTest(t)
+	r := rand.New(rand.NewPCG(21, 22))
+	const n = 40 // rows: the cuBLAS path
+	type job struct {
+		dt      tensor.DType
+		out, in int
+	}
+	jobs := []job{{tensor.Q4_0, 96, 512}, {tensor.Q4_K, 256, 1024}, {tensor.Q6_K, 64, 256},
+		{tensor.Q8_0, 300, 768}, {tensor.Q5_K, 128, 512}, {tensor.Q4_0, 512, 2048}}
+	upload := func(b backend.Buffer, raw []byte) {
+		if err := d.Upload(b, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alloc := func(dt tensor.DType, rows, cols int) backend.Buffer {
+		b, err := d.Alloc(dt, rows, cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Free(b) })
+		return b
+	}
+	weight := func(j job) []byte {
+		raw := make([]byte, j.dt.RowBytes(j.in)*j.out)
+		if err := tensor.Quantize(j.dt, raw, randoms(r, j.out*j.in)); err != nil {
+			t.Fatal(err)
+		}
+		return raw
+	}
+	var rewrite []byte // jobs[2]'s second weight
+	run := func(ahead bool, ws [][]byte, xs [][]float32) [][]byte {
+		d.noAhead = !ahead
+		defer func() { d.noAhead = false }()
+		var outs []backend.Buffer
+		for i, j := range jobs {
+			w, x, y := alloc(j.dt, j.out, j.in), alloc(tensor.F32, n, j.in), alloc(tensor.F32, n, j.out)
+			upload(w, ws[i])
+			upload(x, tensor.Float32Bytes(xs[i]))
+			d.MatMul(y, w, x)
+			outs = append(outs, y)
+			if i == 2 { // rewrite a weight used before: the next MatMul must see the new one
+				upload(w, rewrite)
+				y2 := alloc(tensor.F32, n, j.out)
+				d.MatMul(y2, w, x)
+				outs = append(outs, y2)
+			}
+		}
+		var got [][]byte
+		for _, y := range outs {
+			raw := make([]byte, 4*y.Rows()*y.Cols())
+			if err := d.Download(raw, y); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, raw)
+		}
+		return got
+	}
+	var ws [][]byte
+	var xs [][]float32
+	for _, j := range jobs {
+		ws, xs = append(ws, weight(j)), append(xs, randoms(r, n*j.in))
+	}
+	rewrite = weight(jobs[2])
+	want, got := run(false, ws, xs), run(true, ws, xs)
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("MatMul %d: side-stream dequantization differs from the serial path", i)
+		}
+	}
+	if d.ahead == nil {
+		t.Fatal("the side stream was never used")
+	}
+}

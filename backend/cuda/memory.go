@@ -131,7 +131,7 @@ func (d *Device) Upload(dst backend.Buffer, src []byte) error {
 			}
 			off += n
 		}
-		return nil
+		return d.markWritten()
 	})
 	if err != nil {
 		return fmt.Errorf("cuda: upload %d bytes to %s: %w", len(src), d.name, err)

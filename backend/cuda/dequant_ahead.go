@@ -1,0 +1,179 @@
+package cuda
+
+/*
+#include "driver.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"unsafe"
+)
+
+// The prefill path (gemm) multiplies F16 copies of quantized weights. Dequantizing a
+// weight is memory-bound and its GEMM is compute-bound, so the two can share the GPU:
+// ahead dequantizes each weight on a side stream into one of two slots, while the
+// compute stream still works on the earlier kernels the host has queued (the host runs
+// far ahead of the GPU), and the compute stream waits only for that weight's copy
+// before its GEMM. A slot is reused once the GEMM that read it is done. The result is
+// the dequant kernel's output, so numbers do not change.
+//
+// Ordering: the side stream reads only weights. Before a dequantization it waits for
+// the compute stream's last upload (written, recorded by Upload), so a weight uploaded
+// just before its first MatMul is complete, and for the slot's previous GEMM (free).
+// The compute stream waits for every copy it uses (ready), so a Sync or a stream drain
+// of the compute stream also drains the side stream.
+type ahead struct {
+	stream  C.CUstream
+	written C.CUevent // recorded on the compute stream after each Upload
+	slots   [2]aheadSlot
+	next    int
+}
+
+// aheadSlot is one F16 copy of a weight, with its events.
+type aheadSlot struct {
+	ptr   C.CUdeviceptr
+	size  int
+	ready C.CUevent // recorded on the side stream after the copy is written
+	free  C.CUevent // recorded on the compute stream after the GEMM that read it
+}
+
+// cuEventDisableTiming is CU_EVENT_DISABLE_TIMING: ordering-only events are cheaper.
+const cuEventDisableTiming = 2
+
+// newAhead creates the side stream and events; it runs under do.
+func newAhead() (*ahead, error) {
+	a := &ahead{}
+	err := check("cuStreamCreate", C.cu_stream_create(&a.stream, 1)) // non-blocking
+	if err == nil {
+		err = check("cuEventCreate", C.cu_event_create(&a.written, cuEventDisableTiming))
+	}
+	for i := range a.slots {
+		if err == nil {
+			err = check("cuEventCreate", C.cu_event_create(&a.slots[i].ready, cuEventDisableTiming))
+		}
+		if err == nil {
+			err = check("cuEventCreate", C.cu_event_create(&a.slots[i].free, cuEventDisableTiming))
+		}
+	}
+	if err != nil {
+		return nil, errors.Join(err, a.close())
+	}
+	return a, nil
+}
+
+// markWritten records that the compute stream's uploads so far must precede later
+// dequantizations; it runs under do. Without an ahead yet there is nothing to order.
+func (d *Device) markWritten() error {
+	if d.ahead == nil {
+		return nil
+	}
+	return check("cuEventRecord", C.cu_event_record(d.ahead.written, d.stream))
+}
+
+// dequantAhead enqueues w's dequantization to F16 on the side stream and makes the
+// compute stream wait for it; it returns the copy's address and the slot, whose free
+// event the caller records after the GEMM that reads the copy. It runs under do.
+func (d *Device) dequantAhead(w *Buffer) (C.CUdeviceptr, *aheadSlot, error) {
+	if d.ahead == nil {
+		a, err := newAhead()
+		if err != nil {
+			return 0, nil, err
+		}
+		d.ahead = a
+	}
+	a := d.ahead
+	s := &a.slots[a.next]
+	a.next ^= 1
+	if need := w.rows * w.cols * 2; s.size < need {
+		if err := a.grow(d, s, need); err != nil {
+			return 0, nil, err
+		}
+	}
+	steps := []struct {
+		op string
+		r  C.CUresult
+	}{
+		{"cuStreamWaitEvent", C.cu_stream_wait_event(a.stream, s.free, 0)},
+		{"cuStreamWaitEvent", C.cu_stream_wait_event(a.stream, a.written, 0)},
+	}
+	for _, st := range steps {
+		if err := check(st.op, st.r); err != nil {
+			return 0, nil, err
+		}
+	}
+	if err := d.widenOn(a.stream, s.ptr, w, "dequant_f16_"+typeName(w.dt)); err != nil {
+		return 0, nil, err
+	}
+	if err := check("cuEventRecord", C.cu_event_record(s.ready, a.stream)); err != nil {
+		return 0, nil, err
+	}
+	return s.ptr, s, check("cuStreamWaitEvent", C.cu_stream_wait_event(d.stream, s.ready, 0))
+}
+
+// grow replaces slot s's memory by at least need bytes, after both streams drain (the
+// old copy may still be read or written); it runs under do.
+func (a *ahead) grow(d *Device, s *aheadSlot, need int) error {
+	for _, st := range []C.CUstream{d.stream, a.stream} {
+		if err := check("cuStreamSynchronize", C.cu_stream_synchronize(st)); err != nil {
+			return err
+		}
+	}
+	if s.ptr != 0 {
+		if err := check("cuMemFree_v2", C.cu_mem_free(s.ptr)); err != nil {
+			return err
+		}
+		s.ptr, s.size = 0, 0
+	}
+	size := (need + 1<<20 - 1) &^ (1<<20 - 1)
+	if err := check("cuMemAlloc_v2", C.cu_mem_alloc(&s.ptr, C.size_t(size))); err != nil {
+		return err
+	}
+	s.size = size
+	return nil
+}
+
+// widenOn launches w's dequantization into dst on stream (the dequant8 kernel, whose
+// rows are whole blocks of 8); it runs under do.
+func (d *Device) widenOn(stream C.CUstream, dst C.CUdeviceptr, w *Buffer, kernel string) error {
+	wide := "dequant8" + kernel[len("dequant"):]
+	f, ok := d.funcs[wide]
+	if !ok || w.cols%8 != 0 {
+		return errors.New("cuda: " + wide + " not loaded")
+	}
+	p := new(args).ptr(uint64(dst)).ptr(w.ptr).i32(w.cols).bytes()
+	copy(unsafe.Slice((*byte)(d.args.p), maxArgBytes), p)
+	grid := dim3{w.rows, ceilDiv(w.cols/8, threads), 1}
+	r := C.cu_launch(f, C.uint(grid.x), C.uint(grid.y), 1, threads, 1, 1, 0, stream, d.args.p, C.size_t(len(p)))
+	return check("cuLaunchKernel "+wide, r)
+}
+
+// close drains the side stream and releases the slots, events and stream; it runs
+// under do.
+func (a *ahead) close() error {
+	if a == nil {
+		return nil
+	}
+	var errs []error
+	if a.stream != nil {
+		errs = append(errs, check("cuStreamSynchronize", C.cu_stream_synchronize(a.stream)))
+	}
+	for i := range a.slots {
+		s := &a.slots[i]
+		if s.ptr != 0 {
+			errs = append(errs, check("cuMemFree_v2", C.cu_mem_free(s.ptr)))
+		}
+		for _, e := range []C.CUevent{s.ready, s.free} {
+			if e != nil {
+				errs = append(errs, check("cuEventDestroy_v2", C.cu_event_destroy(e)))
+			}
+		}
+	}
+	if a.written != nil {
+		errs = append(errs, check("cuEventDestroy_v2", C.cu_event_destroy(a.written)))
+	}
+	if a.stream != nil {
+		errs = append(errs, check("cuStreamDestroy_v2", C.cu_stream_destroy(a.stream)))
+	}
+	return errors.Join(errs...)
+}
