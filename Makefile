@@ -42,14 +42,15 @@ kernels: $(KERNELS:.cu=.ptx) $(FATBINS)
 backend/cuda/kernels/%.ptx: backend/cuda/kernels/%.cu $(wildcard backend/cuda/kernels/*.cuh)
 	$(NVCC) -arch=$(CUDA_ARCH) -O3 -ptx -o $@ $<
 
-# The fatbin is assembled from the committed PTX (in its folder, so that no path enters it);
-# fatbin/<module>.fatbin.sha256 records which PTX, and the Go code uses a fatbin only when that matches.
-backend/cuda/kernels/fatbin/%.fatbin: backend/cuda/kernels/%.ptx
-	cd backend/cuda/kernels && $(NVCC) $(FATBIN) -o fatbin/$*.fatbin $*.ptx && sha256sum $*.ptx >fatbin/$*.fatbin.sha256
+# The fatbin is compiled from the same source with the same front-end flags as the PTX (in the
+# kernels folder, so that no path enters it); fatbin/<module>.fatbin.sha256 records the PTX built
+# beside it, and the Go code uses a fatbin only while that matches the committed PTX.
+backend/cuda/kernels/fatbin/%.fatbin: backend/cuda/kernels/%.cu backend/cuda/kernels/%.ptx $(wildcard backend/cuda/kernels/*.cuh)
+	cd backend/cuda/kernels && $(NVCC) $(FATBIN) -O3 -o fatbin/$*.fatbin $*.cu && sha256sum $*.ptx >fatbin/$*.fatbin.sha256
 
 check-kernels:
 	@for f in $(KERNELS); do m=$${f%.cu}; $(NVCC) -arch=$(CUDA_ARCH) -O3 -ptx -o /tmp/check.ptx $$f && cmp -s /tmp/check.ptx $$m.ptx || { echo "$$f: committed PTX is stale; run make kernels"; exit 1; }; \
-		n=$${m##*/}; (cd backend/cuda/kernels && $(NVCC) $(FATBIN) -o /tmp/check.fatbin $$n.ptx && cmp -s /tmp/check.fatbin fatbin/$$n.fatbin && sha256sum -c --quiet fatbin/$$n.fatbin.sha256) || { echo "fatbin/$$n.fatbin: stale or not reproduced; run make kernels"; exit 1; }; done
+		n=$${m##*/}; (cd backend/cuda/kernels && $(NVCC) $(FATBIN) -O3 -o /tmp/check.fatbin $$n.cu && cmp -s /tmp/check.fatbin fatbin/$$n.fatbin && sha256sum -c --quiet fatbin/$$n.fatbin.sha256) || { echo "fatbin/$$n.fatbin: stale or not reproduced; run make kernels"; exit 1; }; done
 
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed"; exit 1; }

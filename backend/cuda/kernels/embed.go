@@ -1,11 +1,11 @@
 // Package kernels holds the CUDA kernels of package cuda: CUDA C sources (one .cu file
 // per op family, common.cuh, dequant.cuh, types.cuh), the PTX generated from them by
 // `make kernels` (nvcc -arch=compute_80 -ptx), and in fatbin/ a fatbin per module
-// assembled from that PTX: machine code (SASS) for sm_80, sm_86, sm_89 and sm_90, so
-// that loading on those GPUs needs no JIT compilation, and the compute_80 PTX itself
-// for newer GPUs. Each fatbin has beside it the sha256 of the PTX it was built from
-// (<module>.fatbin.sha256, in sha256sum's format), so that a fatbin left stale by a
-// change to the PTX is never used. All are committed so that building needs no nvcc; a
+// compiled from the same source the same way: machine code (SASS) for sm_80, sm_86,
+// sm_89 and sm_90, so that loading on those GPUs needs no JIT compilation, and the
+// compute_80 PTX for newer GPUs. Each fatbin has beside it the sha256 of the PTX built
+// with it (<module>.fatbin.sha256, in sha256sum's format), so that a fatbin left stale
+// by a change to the PTX is never used. All are committed so that building needs no nvcc; a
 // module without a fatbin is loaded from its PTX, which the driver JIT-compiles.
 package kernels
 
