@@ -18,25 +18,37 @@ type Session interface {
 	Reset()
 }
 
-// Test is one llama-bench test: Prompt tokens in one batch, then Gen tokens one by one.
+// Test is one llama-bench test: Prompt tokens in one batch, then Gen tokens one by one,
+// after Depth tokens already in the cache (llama-bench's -d; not timed).
 type Test struct {
 	Prompt int
 	Gen    int
+	Depth  int
 }
 
-// Name is llama-bench's name of the test: pp512, tg128 or pp512+tg128.
+// Name is llama-bench's name of the test: pp512, tg128 or pp512+tg128, followed by
+// " @ d5071" when the test runs at a depth.
 func (t Test) Name() string {
+	var s string
 	switch {
 	case t.Gen == 0:
-		return fmt.Sprintf("pp%d", t.Prompt)
+		s = fmt.Sprintf("pp%d", t.Prompt)
 	case t.Prompt == 0:
-		return fmt.Sprintf("tg%d", t.Gen)
+		s = fmt.Sprintf("tg%d", t.Gen)
+	default:
+		s = fmt.Sprintf("pp%d+tg%d", t.Prompt, t.Gen)
 	}
-	return fmt.Sprintf("pp%d+tg%d", t.Prompt, t.Gen)
+	if t.Depth > 0 {
+		s += fmt.Sprintf(" @ d%d", t.Depth)
+	}
+	return s
 }
 
-// Tokens is the number of tokens a run evaluates.
+// Tokens is the number of tokens a run evaluates and times (the depth is not counted).
 func (t Test) Tokens() int { return t.Prompt + t.Gen }
+
+// Context is the KV cache a run fills: the depth, the prompt and the generated tokens.
+func (t Test) Context() int { return t.Depth + t.Prompt + t.Gen }
 
 // Input says how a run builds its tokens: BOS first when the vocabulary adds one (as
 // llama-bench does), the others uniformly random below NVocab.
@@ -52,10 +64,12 @@ type Result struct {
 	SamplesNS []int64 // wall time of each repetition
 }
 
-// Run runs t reps times on s, after a warm-up run unless warmup is false, each run
-// from an empty cache, and returns the timings.
+// Run runs t reps times on s, after a warm-up run unless warmup is false, and returns
+// the timings. Each run starts from an empty cache and, for a test at a depth, first
+// evaluates t.Depth tokens (BOS first, as one prompt) outside the timed part, as
+// llama-bench does; the warm-up, as llama-bench's, runs at depth 0.
 func Run(ctx context.Context, s Session, t Test, in Input, reps int, warmup bool) (Result, error) {
-	if t.Prompt < 0 || t.Gen < 0 || t.Tokens() == 0 || reps < 1 || in.NVocab < 1 {
+	if t.Prompt < 0 || t.Gen < 0 || t.Depth < 0 || t.Tokens() == 0 || reps < 1 || in.NVocab < 1 {
 		return Result{}, fmt.Errorf("bench: test %+v with %d repetitions over %d tokens: nothing to run", t, reps, in.NVocab)
 	}
 	rng := rand.New(rand.NewPCG(in.Seed, uint64(t.Prompt)<<32|uint64(t.Gen)))
@@ -74,6 +88,9 @@ func Run(ctx context.Context, s Session, t Test, in Input, reps int, warmup bool
 			return r, err
 		}
 		s.Reset()
+		if err := prompt(s, t.Depth, in, rng); err != nil {
+			return r, fmt.Errorf("bench: %s depth run %d: %w", t.Name(), i+1, err)
+		}
 		start := time.Now()
 		err := prompt(s, t.Prompt, in, rng)
 		if err == nil {
@@ -95,7 +112,8 @@ func (in Input) token(first bool, rng *rand.Rand) int32 {
 	return int32(rng.IntN(in.NVocab))
 }
 
-// prompt evaluates n tokens as one batch (Eval splits it by the model's batch size).
+// prompt evaluates n tokens as one batch (Eval splits it by the model's batch size and
+// returns once the logits are on the host, so nothing is left running after it).
 func prompt(s Session, n int, in Input, rng *rand.Rand) error {
 	if n == 0 {
 		return nil
@@ -199,6 +217,22 @@ func Tests(prompts, gens []int) ([]Test, error) {
 	}
 	if len(ts) == 0 {
 		return nil, ErrNoTests
+	}
+	return ts, nil
+}
+
+// AtDepths returns tests run at each depth in turn, in llama-bench's order: every test
+// at the first depth, then every test at the next one. A depth of 0 is the test as given.
+func AtDepths(tests []Test, depths []int) ([]Test, error) {
+	var ts []Test
+	for _, d := range depths {
+		if d < 0 {
+			return nil, fmt.Errorf("bench: depth %d is negative", d)
+		}
+		for _, t := range tests {
+			t.Depth = d
+			ts = append(ts, t)
+		}
 	}
 	return ts, nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"testing"
+	"time"
 )
 
 // fakeSession records the calls a benchmark makes.
@@ -16,6 +17,10 @@ type fakeSession struct {
 	first  []int32  // first token of each Eval after a reset
 	failAt int      // Eval call that fails (1-based); 0 = never
 	nEval  int
+	// perToken, when set, is how long Eval takes per token; took records each Eval's
+	// duration by its "eval N@pos" name.
+	perToken time.Duration
+	took     map[string][]time.Duration
 }
 
 func (f *fakeSession) Eval(tokens []int32, all bool) ([]float32, error) {
@@ -26,7 +31,16 @@ func (f *fakeSession) Eval(tokens []int32, all bool) ([]float32, error) {
 	if f.pos == 0 {
 		f.first = append(f.first, tokens[0])
 	}
-	f.calls = append(f.calls, fmt.Sprintf("eval %d@%d", len(tokens), f.pos))
+	name := fmt.Sprintf("eval %d@%d", len(tokens), f.pos)
+	f.calls = append(f.calls, name)
+	if f.perToken > 0 {
+		start := time.Now()
+		time.Sleep(time.Duration(len(tokens)) * f.perToken)
+		if f.took == nil {
+			f.took = map[string][]time.Duration{}
+		}
+		f.took[name] = append(f.took[name], time.Since(start))
+	}
 	f.pos += len(tokens)
 	return nil, nil
 }
@@ -48,6 +62,11 @@ func TestRunCalls(t *testing.T) {
 		{Test{Gen: 3}, true, []string{"reset", "eval 1@0", "reset", "eval 1@0", "eval 1@1", "eval 1@2",
 			"reset", "eval 1@0", "eval 1@1", "eval 1@2"}},
 		{Test{Prompt: 2, Gen: 1}, false, []string{"reset", "eval 2@0", "eval 1@2", "reset", "eval 2@0", "eval 1@2"}},
+		// At a depth: the warm-up from an empty cache, each run after the depth's tokens.
+		{Test{Prompt: 4, Depth: 6}, true, []string{"reset", "eval 4@0", "reset", "eval 6@0", "eval 4@6",
+			"reset", "eval 6@0", "eval 4@6"}},
+		{Test{Gen: 2, Depth: 3}, false, []string{"reset", "eval 3@0", "eval 1@3", "eval 1@4",
+			"reset", "eval 3@0", "eval 1@3", "eval 1@4"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.test.Name(), func(t *testing.T) {
@@ -71,6 +90,33 @@ func TestRunCalls(t *testing.T) {
 	}
 }
 
+// TestRunDepthNotTimed checks that a run at a depth times the test's tokens only: each
+// sample is shorter than the (slow) evaluation of the depth's tokens before it, and at
+// least as long as the test's own evaluations.
+func TestRunDepthNotTimed(t *testing.T) {
+	for _, test := range []Test{{Prompt: 2, Depth: 100}, {Gen: 2, Depth: 100}} {
+		s := &fakeSession{perToken: 2 * time.Millisecond}
+		r, err := Run(context.Background(), s, test, Input{NVocab: 10, BOS: -1}, 2, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		depth := s.took["eval 100@0"]
+		timed := s.took["eval 2@100"]
+		if test.Gen > 0 {
+			timed = s.took["eval 1@100"]
+		}
+		if len(depth) != 2 || len(timed) != 2 || len(r.SamplesNS) != 2 {
+			t.Fatalf("%s: depth evals %v, timed evals %v, samples %v", test.Name(), depth, timed, r.SamplesNS)
+		}
+		for i, ns := range r.SamplesNS {
+			if got := time.Duration(ns); got >= depth[i] || got < timed[i] {
+				t.Errorf("%s run %d: sample %v, want at least the test's eval (%v) and below the depth's (%v)",
+					test.Name(), i+1, got, timed[i], depth[i])
+			}
+		}
+	}
+}
+
 // TestRunErrors checks failures and bad arguments.
 func TestRunErrors(t *testing.T) {
 	ctx := context.Background()
@@ -79,6 +125,12 @@ func TestRunErrors(t *testing.T) {
 	}
 	if _, err := Run(ctx, &fakeSession{}, Test{}, Input{NVocab: 10}, 1, true); err == nil {
 		t.Error("empty test: no error")
+	}
+	if _, err := Run(ctx, &fakeSession{}, Test{Prompt: 1, Depth: -1}, Input{NVocab: 10}, 1, true); err == nil {
+		t.Error("negative depth: no error")
+	}
+	if _, err := Run(ctx, &fakeSession{failAt: 1}, Test{Prompt: 1, Depth: 4}, Input{NVocab: 10}, 1, false); err == nil {
+		t.Error("failing depth Eval: no error")
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
@@ -114,8 +166,24 @@ func TestTests(t *testing.T) {
 	if _, err := Tests([]int{-1}, nil); err == nil {
 		t.Error("negative count: no error")
 	}
-	names := []string{Test{Prompt: 512}.Name(), Test{Gen: 128}.Name(), Test{Prompt: 512, Gen: 128}.Name()}
-	if !slices.Equal(names, []string{"pp512", "tg128", "pp512+tg128"}) {
+	names := []string{Test{Prompt: 512}.Name(), Test{Gen: 128}.Name(), Test{Prompt: 512, Gen: 128}.Name(),
+		Test{Gen: 256, Depth: 5071}.Name(), Test{Prompt: 512, Depth: 5071}.Name(), Test{Prompt: 1, Gen: 2, Depth: 3}.Name()}
+	if !slices.Equal(names, []string{"pp512", "tg128", "pp512+tg128", "tg256 @ d5071", "pp512 @ d5071", "pp1+tg2 @ d3"}) {
 		t.Errorf("names %v", names)
+	}
+}
+
+// TestAtDepths checks llama-bench's order of -d: every test at one depth, then the next.
+func TestAtDepths(t *testing.T) {
+	got, err := AtDepths([]Test{{Prompt: 512}, {Gen: 128}}, []int{0, 5071})
+	want := []Test{{Prompt: 512}, {Gen: 128}, {Prompt: 512, Depth: 5071}, {Gen: 128, Depth: 5071}}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("AtDepths = %v, %v; want %v", got, err, want)
+	}
+	if c := want[3].Context(); c != 5199 || want[3].Tokens() != 128 {
+		t.Errorf("tg128 @ d5071: context %d, timed tokens %d; want 5199, 128", c, want[3].Tokens())
+	}
+	if _, err := AtDepths(want, []int{4, -1}); err == nil {
+		t.Error("negative depth: no error")
 	}
 }

@@ -13,13 +13,24 @@ import (
 type Row struct {
 	Model       Model
 	Backend     string // "CPU", "CUDA"
+	CPULevel    string // CPU kernels of a CPU run (tensor.Level: "avx2"); "" for GPU runs
 	Threads     int
 	NGL         int    // layers offloaded to GPUs
 	SplitMode   string // -sm
 	TensorSplit string // -ts, as given
-	Batch       int    // tokens per forward pass
+	Batch       int    // -b: most tokens per forward pass
+	UBatch      int    // -ub: most tokens one stage computes at a time
 	Result      Result
 	Time        time.Time // when the test ran
+}
+
+// backend is the backend cell: the backend, then the CPU kernel level of a CPU run
+// ("CPU avx2").
+func (r Row) backend() string {
+	if r.CPULevel == "" {
+		return r.Backend
+	}
+	return r.Backend + " " + r.CPULevel
 }
 
 // Columns selects the optional columns, as llama-bench shows a parameter's column
@@ -27,8 +38,13 @@ type Row struct {
 type Columns struct {
 	NGL         bool // GPU backends show ngl
 	Threads     bool // CPU backends show threads
+	NBatch      bool // -b is not llama-bench's default 2048
+	NUBatch     bool // -ub is not llama-bench's default 512
 	SplitMode   bool
 	TensorSplit bool
+	// Backend is the longest backend cell the rows will have ("CPU portable"); the
+	// column widens past llama-bench's 10 characters to fit it.
+	Backend string
 }
 
 // Printer writes rows as they are measured.
@@ -45,19 +61,31 @@ func NewMarkdown(w io.Writer, c Columns, build string) Printer {
 	for _, f := range []struct {
 		on   bool
 		name string
-	}{{c.NGL, "ngl"}, {c.Threads, "threads"}, {c.SplitMode, "sm"}, {c.TensorSplit, "ts"}} {
+	}{{c.NGL, "ngl"}, {c.Threads, "threads"}, {c.NBatch, "n_batch"}, {c.NUBatch, "n_ubatch"},
+		{c.SplitMode, "sm"}, {c.TensorSplit, "ts"}} {
 		if f.on {
 			fields = append(fields, f.name)
 		}
 	}
-	return &markdown{w: w, fields: append(fields, "test", "t/s"), build: build}
+	return &markdown{w: w, fields: append(fields, "test", "t/s"), build: build, backend: len([]rune(c.Backend))}
 }
 
-// markdown is the Printer of llama-bench's markdown table.
+// markdown is the Printer of llama-bench's markdown table; backend is the width the
+// backend column needs.
 type markdown struct {
-	w      io.Writer
-	fields []string
-	build  string
+	w       io.Writer
+	fields  []string
+	build   string
+	backend int
+}
+
+// width is the width of a column of this table: llama-bench's, the backend column
+// widened to fit its cells.
+func (m *markdown) width(field string) int {
+	if field == "backend" {
+		return -max(-width(field), m.backend)
+	}
+	return width(field)
 }
 
 // width is llama-bench's column width; negative means left-aligned.
@@ -73,8 +101,10 @@ func width(field string) int {
 		return -10
 	case "ngl":
 		return 3
-	case "threads":
+	case "threads", "n_batch":
 		return 7
+	case "n_ubatch":
+		return 8
 	case "sm":
 		return 6
 	case "ts":
@@ -91,7 +121,7 @@ func (m *markdown) Header() error {
 	h.WriteString("|")
 	sep.WriteString("|")
 	for _, f := range m.fields {
-		w := width(f)
+		w := m.width(f)
 		fmt.Fprintf(&h, " %*s |", w, f)
 		end := "-"
 		if w > 0 {
@@ -109,7 +139,7 @@ func (m *markdown) Row(r Row) error {
 	b.WriteString("|")
 	for _, f := range m.fields {
 		// Go pads by runes, so "±" needs none of llama-bench's extra byte of width.
-		fmt.Fprintf(&b, " %*s |", width(f), r.value(f))
+		fmt.Fprintf(&b, " %*s |", m.width(f), r.value(f))
 	}
 	_, err := fmt.Fprintln(m.w, b.String())
 	return err
@@ -133,11 +163,15 @@ func (r Row) value(field string) string {
 	case "params":
 		return FormatParams(r.Model.Params)
 	case "backend":
-		return r.Backend
+		return r.backend()
 	case "ngl":
 		return strconv.Itoa(r.NGL)
 	case "threads":
 		return strconv.Itoa(r.Threads)
+	case "n_batch":
+		return strconv.Itoa(r.Batch)
+	case "n_ubatch":
+		return strconv.Itoa(r.UBatch)
 	case "sm":
 		return r.SplitMode
 	case "ts":
@@ -181,17 +215,20 @@ type jsonPrinter struct {
 type jsonRow struct {
 	BuildCommit string    `json:"build_commit"`
 	Backends    string    `json:"backends"`
+	CPULevel    string    `json:"cpu_level,omitempty"` // ours: the CPU kernels of a CPU run
 	Filename    string    `json:"model_filename"`
 	Type        string    `json:"model_type"`
 	Size        int64     `json:"model_size"`
 	Params      int64     `json:"model_n_params"`
-	Batch       int       `json:"n_ubatch"`
+	Batch       int       `json:"n_batch"`
+	UBatch      int       `json:"n_ubatch"`
 	Threads     int       `json:"n_threads"`
 	NGL         int       `json:"n_gpu_layers"`
 	SplitMode   string    `json:"split_mode"`
 	TensorSplit string    `json:"tensor_split"`
 	Prompt      int       `json:"n_prompt"`
 	Gen         int       `json:"n_gen"`
+	Depth       int       `json:"n_depth"`
 	TestTime    string    `json:"test_time"`
 	AvgNS       int64     `json:"avg_ns"`
 	StddevNS    int64     `json:"stddev_ns"`
@@ -210,10 +247,10 @@ func (j *jsonPrinter) Header() error {
 // Row writes one object, after a comma from the second on.
 func (j *jsonPrinter) Row(r Row) error {
 	b, err := json.MarshalIndent(jsonRow{
-		BuildCommit: j.build, Backends: r.Backend, Filename: r.Model.Filename, Type: r.Model.Desc,
-		Size: r.Model.Size, Params: r.Model.Params, Batch: r.Batch, Threads: r.Threads, NGL: r.NGL,
-		SplitMode: r.SplitMode, TensorSplit: r.TensorSplit,
-		Prompt: r.Result.Test.Prompt, Gen: r.Result.Test.Gen, TestTime: r.Time.UTC().Format(time.RFC3339),
+		BuildCommit: j.build, Backends: r.Backend, CPULevel: r.CPULevel, Filename: r.Model.Filename,
+		Type: r.Model.Desc, Size: r.Model.Size, Params: r.Model.Params, Batch: r.Batch, UBatch: r.UBatch,
+		Threads: r.Threads, NGL: r.NGL, SplitMode: r.SplitMode, TensorSplit: r.TensorSplit,
+		Prompt: r.Result.Test.Prompt, Gen: r.Result.Test.Gen, Depth: r.Result.Test.Depth, TestTime: r.Time.UTC().Format(time.RFC3339),
 		AvgNS: int64(r.Result.MeanNS()), StddevNS: int64(r.Result.StddevNS()),
 		AvgTS: r.Result.Mean(), StddevTS: r.Result.Stddev(),
 		SamplesNS: r.Result.SamplesNS, SamplesTS: r.Result.TokensPerSecond(),

@@ -88,13 +88,33 @@ func TestMarkdownGPUColumns(t *testing.T) {
 	}
 }
 
+// TestMarkdownBatchColumns checks the n_batch and n_ubatch columns (shown, as
+// llama-bench shows them, when -b or -ub is not the default) and a backend cell longer
+// than llama-bench's column, which widens the column for every line.
+func TestMarkdownBatchColumns(t *testing.T) {
+	var b bytes.Buffer
+	p := NewMarkdown(&b, Columns{Threads: true, NBatch: true, NUBatch: true, Backend: "CPU portable"}, "x")
+	p.Header()
+	p.Row(Row{Model: Model{Desc: "llama ?B Q4_0", Size: 262_000, Params: 292_000}, Backend: "CPU", CPULevel: "portable",
+		Threads: 2, Batch: 64, UBatch: 16, Result: Result{Test: Test{Gen: 256, Depth: 5071}, SamplesNS: []int64{1e9}}})
+	want := []string{
+		"| model                          |       size |     params | backend      | threads | n_batch | n_ubatch |            test |                  t/s |",
+		"| ------------------------------ | ---------: | ---------: | ------------ | ------: | ------: | -------: | --------------: | -------------------: |",
+		"| llama ?B Q4_0                  |   0.25 MiB |     0.29 M | CPU portable |       2 |      64 |       16 |   tg256 @ d5071 |        256.00 ± 0.00 |",
+	}
+	if got := strings.Split(b.String(), "\n"); !slices.Equal(got[:3], want) {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), strings.Join(want, "\n"))
+	}
+}
+
 func TestJSON(t *testing.T) {
 	var b bytes.Buffer
 	p := NewJSON(&b, "abc")
 	p.Header()
 	for _, n := range []int{16, 4} {
-		p.Row(Row{Model: Model{Filename: "m.gguf", Desc: "d"}, Backend: "CPU", Threads: 2, Time: time.Unix(0, 0),
-			Result: Result{Test: Test{Prompt: n}, SamplesNS: []int64{1e6, 3e6}}})
+		p.Row(Row{Model: Model{Filename: "m.gguf", Desc: "d"}, Backend: "CPU", CPULevel: "avx2", Threads: 2,
+			Batch: 2048, UBatch: 512, Time: time.Unix(0, 0),
+			Result: Result{Test: Test{Prompt: n, Depth: 7}, SamplesNS: []int64{1e6, 3e6}}})
 	}
 	p.Footer()
 	var rows []map[string]any
@@ -103,6 +123,11 @@ func TestJSON(t *testing.T) {
 	}
 	if len(rows) != 2 || rows[0]["n_prompt"] != 16.0 || rows[1]["avg_ns"] != 2e6 || rows[0]["build_commit"] != "abc" {
 		t.Errorf("rows %v", rows)
+	}
+	for _, r := range rows {
+		if r["n_batch"] != 2048.0 || r["n_ubatch"] != 512.0 || r["n_depth"] != 7.0 || r["backends"] != "CPU" || r["cpu_level"] != "avx2" {
+			t.Errorf("row %v: want n_batch 2048, n_ubatch 512, n_depth 7, backends CPU, cpu_level avx2", r)
+		}
 	}
 }
 

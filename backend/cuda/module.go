@@ -7,7 +7,10 @@ package cuda
 import "C"
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"unsafe"
 
@@ -15,11 +18,47 @@ import (
 	"github.com/infergo/infer/tensor"
 )
 
-// ptxSource returns the PTX text of a kernel module (a .cu file's base name).
+// ptxSource returns the PTX text of a kernel module (a .cu file's base name). A module
+// is loaded from the fatbin built from that PTX when there is one (machine code, no JIT
+// compilation), else from the PTX itself.
 type ptxSource func(module string) ([]byte, error)
 
-// embeddedPTX is the PTX committed under kernels/ and embedded in the binary.
-func embeddedPTX(module string) ([]byte, error) { return kernels.PTX(module) }
+// KernelDirEnv names the environment variable that points Open at a directory of
+// kernel modules to use instead of the embedded ones, laid out as backend/cuda/kernels:
+// <module>.ptx, and optionally the fatbin/<module>.fatbin and
+// fatbin/<module>.fatbin.sha256 that `make kernels` writes. It lets kernels built on a
+// GPU machine run in a binary built before them (INFER_CUDA_KERNELS=backend/cuda/kernels
+// after `make kernels` there).
+const KernelDirEnv = "INFER_CUDA_KERNELS"
+
+// embeddedPTX is the PTX committed under kernels/ and embedded in the binary, or the
+// PTX in $INFER_CUDA_KERNELS when that is set.
+func embeddedPTX(module string) ([]byte, error) {
+	if dir := os.Getenv(KernelDirEnv); dir != "" {
+		b, err := os.ReadFile(filepath.Join(dir, module+".ptx"))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", KernelDirEnv, err)
+		}
+		return b, nil
+	}
+	return kernels.PTX(module)
+}
+
+// fatbinFor returns the fatbin of module built from ptx: from $INFER_CUDA_KERNELS when
+// it holds one, else the embedded one; nil when neither was built from ptx (a fatbin
+// left stale by a change to the PTX, or PTX loaded for a test, is never used).
+func fatbinFor(module string, ptx []byte) []byte {
+	if dir := os.Getenv(KernelDirEnv); dir != "" {
+		if b, err := kernels.FatbinIn(os.DirFS(filepath.Join(dir, "fatbin")), module, ptx); err == nil {
+			return b
+		}
+	}
+	b, err := kernels.Fatbin(module, ptx)
+	if err != nil {
+		return nil
+	}
+	return b
+}
 
 // weightTypes are the weight formats with embed, dequant and mat-vec kernels.
 var weightTypes = []tensor.DType{
@@ -77,7 +116,7 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 		m, ok := mods[k.module]
 		if !ok {
 			var err error
-			if m, err = loadModule(ptx, k.module); err != nil {
+			if m, _, err = loadModule(ptx, k.module); err != nil {
 				return err
 			}
 			mods[k.module] = m
@@ -91,27 +130,51 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("kernel %s in %s.ptx: %w", k.entry, k.module, err)
+			return fmt.Errorf("kernel %s in module %s: %w", k.entry, k.module, err)
 		}
 		d.funcs[k.entry] = f
 	}
 	return nil
 }
 
-// loadModule JIT-compiles one PTX module for the current context.
-func loadModule(ptx ptxSource, module string) (C.CUmodule, error) {
+// loadModule loads one kernel module into the current context and reports whether it
+// came from a fatbin: the fatbin built from its PTX, whose machine code for this GPU
+// the driver loads as it is (for a GPU it has none for, the driver JIT-compiles the PTX
+// inside it), else, or when the driver refuses the fatbin, the PTX, JIT-compiled.
+func loadModule(ptx ptxSource, module string) (C.CUmodule, bool, error) {
 	src, err := ptx(module)
 	if err != nil {
-		return nil, fmt.Errorf("kernel module %s: %w", module, err)
+		return nil, false, fmt.Errorf("kernel module %s: %w", module, err)
 	}
-	image := C.CString(string(src)) // NUL-terminated, in C memory
-	defer C.free(unsafe.Pointer(image))
+	var fatbinErr error
+	if fb := fatbinFor(module, src); fb != nil {
+		m, err := loadImage(fb)
+		if err == nil {
+			return m, true, nil
+		}
+		fatbinErr = fmt.Errorf("fatbin: %w", err)
+	}
+	m, err := loadImage(append(src[:len(src):len(src)], 0)) // PTX text, NUL-terminated
+	if err != nil {
+		return nil, false, fmt.Errorf("kernel module %s: %w", module, errors.Join(err, fatbinErr))
+	}
+	return m, false, nil
+}
+
+// loadImage loads a module image (fatbin, cubin or NUL-terminated PTX) from a copy in C
+// memory.
+func loadImage(image []byte) (C.CUmodule, error) {
+	p := C.CBytes(image)
+	defer C.free(p)
 	var m C.CUmodule
-	if err := check("cuModuleLoadData", C.cu_module_load_data(&m, unsafe.Pointer(image))); err != nil {
-		return nil, fmt.Errorf("kernel module %s: %w", module, err)
+	if err := check("cuModuleLoadData", C.cu_module_load_data(&m, p)); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
+
+// unloadModule releases a module loaded by loadModule; it runs under do.
+func unloadModule(m C.CUmodule) error { return check("cuModuleUnload", C.cu_module_unload(m)) }
 
 // has reports whether kernel entry was loaded (optional kernels may be missing).
 func (d *Device) has(entry string) bool {
@@ -123,7 +186,7 @@ func (d *Device) has(entry string) bool {
 func (d *Device) unloadKernels() error {
 	var first error
 	for _, m := range d.modules {
-		if err := check("cuModuleUnload", C.cu_module_unload(m)); err != nil && first == nil {
+		if err := unloadModule(m); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/infergo/infer/bench"
 	"github.com/infergo/infer/model"
+	"github.com/infergo/infer/tensor"
 )
 
 // benchFlags are the flags of 'infer bench', named and defaulted as llama-bench's.
@@ -21,6 +22,7 @@ type benchFlags struct {
 	models   []string
 	prompts  []int
 	gens     []int
+	depths   []int // -d: tokens already in the cache when a test starts
 	threads  []int
 	reps     int
 	batch    int
@@ -40,6 +42,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	tests, err := bench.Tests(f.prompts, f.gens)
+	if err == nil {
+		tests, err = bench.AtDepths(tests, f.depths)
+	}
 	if err != nil {
 		return usageError{err}
 	}
@@ -47,7 +52,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	p := bench.NewMarkdown(stdout, bench.Columns{NGL: f.gpu.ngl > 0, Threads: true, SplitMode: f.gpu.sm != "", TensorSplit: f.gpu.ts != ""}, buildInfo())
+	cols := bench.Columns{NGL: f.gpu.ngl > 0, Threads: true, NBatch: f.batch != defaultBatch, NUBatch: f.ubatch() != defaultUBatch,
+		SplitMode: f.gpu.sm != "", TensorSplit: f.gpu.ts != "", Backend: "CUDA"}
+	if f.gpu.ngl == 0 {
+		cols.Backend = "CPU " + tensor.Level().String()
+	}
+	p := bench.NewMarkdown(stdout, cols, buildInfo())
 	if f.output == "json" {
 		p = bench.NewJSON(stdout, buildInfo())
 	}
@@ -72,9 +82,9 @@ func benchModel(ctx context.Context, path string, opts model.Options, tests []be
 		return fmt.Errorf("bench: %w", err)
 	}
 	defer gpus.Close()
-	backendName := "CPU"
+	backendName, level := "CPU", tensor.Level().String()
 	if len(gpus.devs) > 0 {
-		backendName = "CUDA"
+		backendName, level = "CUDA", ""
 	}
 	info, err := bench.Describe(path)
 	if err != nil {
@@ -96,8 +106,8 @@ func benchModel(ctx context.Context, path string, opts model.Options, tests []be
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		row := bench.Row{Model: info, Backend: backendName, Threads: opts.Threads, NGL: f.gpu.ngl, SplitMode: f.gpu.sm,
-			TensorSplit: f.gpu.ts, Batch: opts.BatchSize, Result: res, Time: time.Now()}
+		row := bench.Row{Model: info, Backend: backendName, CPULevel: level, Threads: opts.Threads, NGL: f.gpu.ngl,
+			SplitMode: f.gpu.sm, TensorSplit: f.gpu.ts, Batch: f.batch, UBatch: f.ubatch(), Result: res, Time: time.Now()}
 		if err := p.Row(row); err != nil {
 			return err
 		}
@@ -105,36 +115,54 @@ func benchModel(ctx context.Context, path string, opts model.Options, tests []be
 	return nil
 }
 
-// contextFor is the KV cache the tests need: the longest test, from an empty cache.
+// contextFor is the KV cache the tests need: the longest test with its depth, as
+// llama-bench's n_ctx = n_depth + n_prompt + n_gen.
 func contextFor(tests []bench.Test) int {
 	n := 1
 	for _, t := range tests {
-		n = max(n, t.Tokens())
+		n = max(n, t.Context())
 	}
 	return n
+}
+
+// llama-bench's defaults for -b and -ub.
+const (
+	defaultBatch  = 2048
+	defaultUBatch = 512
+)
+
+// ubatch is the micro-batch size the tests run with: -ub, or the default for -ub 0.
+func (f *benchFlags) ubatch() int {
+	if f.gpu.ub == 0 {
+		return defaultUBatch
+	}
+	return f.gpu.ub
 }
 
 // parseBenchFlags parses and checks bench's command line.
 func parseBenchFlags(args []string, stderr io.Writer) (*benchFlags, bool, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	f := &benchFlags{prompts: []int{512}, gens: []int{128}, threads: []int{runtime.NumCPU()}}
+	f := &benchFlags{prompts: []int{512}, gens: []int{128}, depths: []int{0}, threads: []int{runtime.NumCPU()}}
 	fs.Func("m", "GGUF model `file`s (comma-separated or repeated; required)", func(s string) error {
 		f.models = append(f.models, strings.Split(s, ",")...)
 		return nil
 	})
 	fs.Func("p", "prompt `lengths` to test, comma-separated (pp tests; default 512)", intList(&f.prompts))
 	fs.Func("n", "generation `lengths` to test, comma-separated (tg tests; default 128)", intList(&f.gens))
+	setDepths := intList(&f.depths)
+	fs.Func("d", "`depths` to run each test at, comma-separated: tokens already in the cache, not timed (default 0)", setDepths)
+	fs.Func("n-depth", "same as -d", setDepths)
 	fs.Func("t", "CPU `threads`, comma-separated (default all cores)", intList(&f.threads))
 	fs.IntVar(&f.reps, "r", 5, "`repetitions` of each test")
-	fs.IntVar(&f.batch, "b", 512, "batch size in `tokens` for prompt evaluation (llama-bench's -b; -ub cuts it into micro-batches)")
-	addGPUFlags(fs, &f.gpu)
-	f.gpu.sm = "" // the split-mode column shows only when -sm is given (llama-bench's layer otherwise)
+	fs.IntVar(&f.batch, "b", defaultBatch, "batch size in `tokens` for prompt evaluation (llama-bench's -b; -ub cuts it into micro-batches)")
+	addGPUFlags(fs, &f.gpu) // -ub defaults to 512, llama-bench's default
+	f.gpu.sm = ""           // the split-mode column shows only when -sm is given (llama-bench's layer otherwise)
 	fs.StringVar(&f.ctk, "ctk", "f16", "KV cache `type`: f16 or f32")
 	fs.StringVar(&f.output, "o", "md", "output `format`: md or json")
 	fs.BoolVar(&f.noWarmup, "no-warmup", false, "skip the warm-up run before each test")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: infer bench -m FILE [-p 512] [-n 128] [-r 5] [-t N] [-o md|json]\n       infer bench transfer")
+		fmt.Fprintln(stderr, "usage: infer bench -m FILE [-p 512] [-n 128] [-d 0] [-b 2048] [-ub 512] [-r 5] [-t N] [-o md|json]\n       infer bench transfer")
 		fs.PrintDefaults()
 	}
 	if help, err := parseFlags(fs, args); help || err != nil {
