@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/infergo/infer/backend"
@@ -22,7 +20,7 @@ func openTest(t testing.TB) *Device {
 	t.Helper()
 	src := embeddedPTX
 	if *ptxDir != "" {
-		src = func(m string) ([]byte, error) { return os.ReadFile(filepath.Join(*ptxDir, m+".ptx")) }
+		src = dirPTX(*ptxDir)
 	}
 	d, err := open(0, src)
 	if errors.Is(err, ErrNoDriver) {

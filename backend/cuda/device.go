@@ -8,8 +8,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"sync"
 
@@ -79,6 +77,9 @@ func OpenWith(ordinal int, o Options) (*Device, error) {
 func openWith(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 	if o.WeightCacheBytes < 0 {
 		return nil, fmt.Errorf("cuda: open device %d: weight cache of %d bytes", ordinal, o.WeightCacheBytes)
+	}
+	if o.KernelDir != "" {
+		ptx = dirPTX(o.KernelDir)
 	}
 	d, err := open(ordinal, ptx)
 	if err != nil {
@@ -244,5 +245,5 @@ func (d *Device) Close() error {
 // instead of the embedded copy: for trying freshly compiled kernels on a GPU machine
 // before they are committed.
 func OpenPTXDir(ordinal int, dir string) (*Device, error) {
-	return open(ordinal, func(m string) ([]byte, error) { return os.ReadFile(filepath.Join(dir, m+".ptx")) })
+	return open(ordinal, dirPTX(dir))
 }

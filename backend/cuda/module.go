@@ -23,36 +23,25 @@ import (
 // compilation), else from the PTX itself.
 type ptxSource func(module string) ([]byte, error)
 
-// KernelDirEnv names the environment variable that points Open at a directory of
-// kernel modules to use instead of the embedded ones, laid out as backend/cuda/kernels:
-// <module>.ptx, and optionally the fatbin/<module>.fatbin and
-// fatbin/<module>.fatbin.sha256 that `make kernels` writes. It lets kernels built on a
-// GPU machine run in a binary built before them (INFER_CUDA_KERNELS=backend/cuda/kernels
-// after `make kernels` there).
-const KernelDirEnv = "INFER_CUDA_KERNELS"
+// embeddedPTX is the PTX committed under kernels/ and embedded in the binary.
+func embeddedPTX(module string) ([]byte, error) { return kernels.PTX(module) }
 
-// embeddedPTX is the PTX committed under kernels/ and embedded in the binary, or the
-// PTX in $INFER_CUDA_KERNELS when that is set.
-func embeddedPTX(module string) ([]byte, error) {
-	if dir := os.Getenv(KernelDirEnv); dir != "" {
+// dirPTX reads each module's PTX from dir/<module>.ptx: kernels built on a GPU machine,
+// tried in a binary built before them (OpenPTXDir, Options.KernelDir).
+func dirPTX(dir string) ptxSource {
+	return func(module string) ([]byte, error) {
 		b, err := os.ReadFile(filepath.Join(dir, module+".ptx"))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", KernelDirEnv, err)
+			return nil, fmt.Errorf("kernel directory: %w", err)
 		}
 		return b, nil
 	}
-	return kernels.PTX(module)
 }
 
-// fatbinFor returns the fatbin of module built from ptx: from $INFER_CUDA_KERNELS when
-// it holds one, else the embedded one; nil when neither was built from ptx (a fatbin
-// left stale by a change to the PTX, or PTX loaded for a test, is never used).
+// fatbinFor returns the embedded fatbin of module when it was built from ptx, else nil:
+// a fatbin left stale by a change to the PTX, or PTX read from a directory for a test,
+// is never used.
 func fatbinFor(module string, ptx []byte) []byte {
-	if dir := os.Getenv(KernelDirEnv); dir != "" {
-		if b, err := kernels.FatbinIn(os.DirFS(filepath.Join(dir, "fatbin")), module, ptx); err == nil {
-			return b
-		}
-	}
 	b, err := kernels.Fatbin(module, ptx)
 	if err != nil {
 		return nil

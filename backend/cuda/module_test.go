@@ -3,6 +3,7 @@ package cuda
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,8 +18,8 @@ import (
 // machine then takes no compilation time (issue 16). Open itself (openTest) resolves
 // every kernel of kernelTable in those modules.
 func TestModulesFromFatbin(t *testing.T) {
-	if os.Getenv(KernelDirEnv) != "" || *ptxDir != "" {
-		t.Skipf("kernels loaded from a directory (%s or -cuda.ptx), not the embedded fatbins", KernelDirEnv)
+	if *ptxDir != "" {
+		t.Skip("kernels loaded from a directory (-cuda.ptx), not the embedded fatbins")
 	}
 	var mods []string
 	fresh := 0
@@ -79,8 +80,8 @@ func TestStalePTXLoadsFromPTX(t *testing.T) {
 	}
 }
 
-// TestKernelDir checks $INFER_CUDA_KERNELS: PTX and fatbins read from that directory,
-// laid out as backend/cuda/kernels, the fatbin only for the PTX it was built from.
+// TestKernelDir checks kernels read from a directory (Options.KernelDir, OpenPTXDir):
+// the directory's PTX, and fatbins there only for the PTX they were built from.
 func TestKernelDir(t *testing.T) {
 	dir := t.TempDir()
 	ptx := []byte(".version 9.0\n.target sm_80\n")
@@ -97,18 +98,18 @@ func TestKernelDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Setenv(KernelDirEnv, dir)
-	got, err := embeddedPTX("x")
+	got, err := dirPTX(dir)("x")
 	if err != nil || string(got) != string(ptx) {
-		t.Fatalf("embeddedPTX(x) = %q, %v; want the directory's PTX", got, err)
+		t.Fatalf("dirPTX(x) = %q, %v; want the directory's PTX", got, err)
 	}
-	if fb := fatbinFor("x", got); string(fb) != "FATBIN" {
-		t.Errorf("fatbinFor(x) = %q, want the directory's fatbin", fb)
+	fb := os.DirFS(filepath.Join(dir, "fatbin"))
+	if b, err := kernels.FatbinIn(fb, "x", got); err != nil || string(b) != "FATBIN" {
+		t.Errorf("FatbinIn(x) = %q, %v; want the directory's fatbin", b, err)
 	}
-	if fb := fatbinFor("x", append(got, '\n')); fb != nil {
-		t.Errorf("fatbinFor(x, other PTX) = %q, want none", fb)
+	if b, err := kernels.FatbinIn(fb, "x", append(got, '\n')); !errors.Is(err, kernels.ErrNoFatbin) {
+		t.Errorf("FatbinIn(x, other PTX) = %q, %v; want ErrNoFatbin", b, err)
 	}
-	if _, err := embeddedPTX("norm"); err == nil || !strings.Contains(err.Error(), KernelDirEnv) {
-		t.Errorf("embeddedPTX(norm) with no norm.ptx in the directory: %v", err)
+	if _, err := dirPTX(dir)("norm"); err == nil || !strings.Contains(err.Error(), "norm.ptx") {
+		t.Errorf("dirPTX(norm) with no norm.ptx in the directory: %v", err)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/infergo/infer/backend"
@@ -31,7 +29,7 @@ func openOrdinals(t testing.TB, ordinals ...int) []*Device {
 	}
 	src := embeddedPTX
 	if *ptxDir != "" {
-		src = func(m string) ([]byte, error) { return os.ReadFile(filepath.Join(*ptxDir, m+".ptx")) }
+		src = dirPTX(*ptxDir)
 	}
 	var devs []*Device
 	for _, o := range ordinals {

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/infergo/infer/backend"
@@ -75,7 +73,7 @@ func openCachedTest(t *testing.T, limit int64) *Device {
 	t.Helper()
 	src := embeddedPTX
 	if *ptxDir != "" {
-		src = func(m string) ([]byte, error) { return os.ReadFile(filepath.Join(*ptxDir, m+".ptx")) }
+		src = dirPTX(*ptxDir)
 	}
 	d, err := openWith(0, src, Options{WeightCacheBytes: limit})
 	if errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) {
