@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/infergo/infer/backend"
@@ -108,13 +109,26 @@ type Model struct {
 	stages  []stage // in pipeline order; the first embeds, the last owns the head
 	layers  []layer // every layer, each on its stage's device
 	cpu     backend.Device
-	closed  bool
 	nextKey atomic.Int64 // numbers sessions for their recordings
+	// life is held shared by every session call and exclusively by Close (lifetime.go);
+	// it guards closed.
+	life     sync.RWMutex
+	closed   bool
+	open     sync.Mutex            // guards sessions
+	sessions map[*Session]struct{} // the sessions not closed yet
 }
 
-// Close releases the model's device memory and unmaps the file. Sessions must be
-// closed first. Devices given in Options stay open.
+// Close waits for the session calls in flight, then releases the device memory of the
+// model and of every session still open, and unmaps the file. Later calls on the model
+// or its sessions fail with ErrClosed (Session.Close returns nil); a second Close returns
+// nil. Devices given in Options stay open: close them after the model.
 func (m *Model) Close() error {
+	m.life.Lock()
+	defer m.life.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closeSessions()
 	var errs []error
 	for i := range m.stages {
 		m.stages[i].free()
