@@ -289,6 +289,9 @@ func TestCloseFreesGPUMemory(t *testing.T) {
 	// closes: at most a few MiB.
 	const slack = 8 << 20
 	t.Logf("free before %d MiB, with 4 sessions %d MiB, after Model.Close %d MiB", before>>20, during>>20, after>>20)
+	if during+2*slack > before {
+		t.Fatalf("the model and its sessions took only %d MiB: too little to see a leak", (before-during)>>20)
+	}
 	if after+slack < before {
 		t.Errorf("Model.Close with open sessions left %d MiB allocated", (before-after)>>20)
 	}

@@ -5,7 +5,14 @@
 // batch sizes and KV cache type); Model.NewSession gives a Session, a KV cache whose
 // Eval appends tokens and returns logits; Generate and Perplexity are the two uses
 // built on it, and NewSampler the token picker Generate uses. PlanFor and Neighbours let
-// a caller see, before Load, how the layers will be placed over several devices.
+// a caller see, before Load, how the layers will be placed over several devices; package
+// gpu does the whole multi-GPU setup (devices, plan, peer transfers, Close) in one call.
+// LoadContext is Load that a context can cancel between tensors. Errors callers branch
+// on wrap the sentinels of errors.go (ErrClosed, ErrDoesNotFit, ...).
+//
+// Sessions of one Model may be used from several goroutines at once (each Session by one
+// goroutine at a time), on the CPU and on GPUs; Model.Close waits for the calls in flight
+// and releases every open session (lifetime.go).
 //
 // The forward pass (llama.go) is written against backend.Device and reproduces
 // llama.cpp's graph for LLM_ARCH_LLAMA. On the CPU device, with an F32 KV cache, its
