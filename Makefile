@@ -22,6 +22,7 @@ build:
 	$(GO) build -o $(BIN)/infer ./cmd/infer
 
 test:
+	CGO_ENABLED=0 $(GO) build ./... && CGO_ENABLED=0 $(GO) vet ./backend/cuda && GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/infer
 	$(GO) vet ./...
 	$(GO) test -timeout 20m ./...
 

@@ -117,12 +117,15 @@ type SharedAllocator interface {
 }
 
 // Recorder is an optional Device upgrade for replaying a fixed sequence of kernels
-// cheaply (on CUDA: a graph captured once and launched per step). Record runs enqueue,
-// which must only call this device's Kernels on buffers that stay allocated, the first
-// time a key is seen and records what it enqueued; later calls with the same key replay
-// the recording without calling enqueue. Values that change between steps (tokens,
-// positions) must therefore live in device buffers that are uploaded before Record.
-// A device without the upgrade is used by calling enqueue directly.
+// cheaply (on CUDA: a graph captured once and launched per step). Record calls enqueue
+// the first time a key is seen, with the Kernels to issue the sequence through, and
+// records what it enqueued; later calls with the same key replay the recording without
+// calling enqueue. enqueue must only call k's methods (not the Device's: a recording
+// device keeps every other caller out until the recording ends, the calling goroutine
+// included), on buffers of the device that stay allocated. Values that change between
+// steps (tokens, positions) must therefore live in device buffers that are uploaded
+// before Record. A device without the upgrade is used by calling enqueue with the
+// device itself.
 type Recorder interface {
-	Record(key string, enqueue func()) error
+	Record(key string, enqueue func(k Kernels)) error
 }

@@ -1,6 +1,10 @@
 package model
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/infergo/infer/split"
+)
 
 // Sentinel errors a caller can test with errors.Is; the errors returned wrap them with
 // what failed.
@@ -17,3 +21,18 @@ var (
 	// scratch do not fit in the devices' free memory.
 	ErrDoesNotFit = errors.New("model: does not fit")
 )
+
+// doesNotFit makes split's shortfall error (split.ErrDoesNotFit) also an ErrDoesNotFit,
+// keeping its text; other errors pass unchanged.
+func doesNotFit(err error) error {
+	if errors.Is(err, split.ErrDoesNotFit) {
+		return fitError{err}
+	}
+	return err
+}
+
+// fitError is a planning error that is an ErrDoesNotFit.
+type fitError struct{ error }
+
+func (e fitError) Is(target error) bool { return target == ErrDoesNotFit }
+func (e fitError) Unwrap() error        { return e.error }

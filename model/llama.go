@@ -37,12 +37,13 @@ func (m *Model) forward(a, o []activations, caches []*kvCache, keys []string) er
 			}
 		}
 		if rec, ok := st.dev.(backend.Recorder); ok && keys != nil {
-			if err := rec.Record(keys[k], func() { m.stage(k, &a[k], &o[k], caches[k]) }); err != nil {
+			err := rec.Record(keys[k], func(kn backend.Kernels) { m.stage(kn, k, &a[k], &o[k], caches[k]) })
+			if err != nil {
 				return fmt.Errorf("stage %d: %w", k, err)
 			}
 			continue
 		}
-		m.stage(k, &a[k], &o[k], caches[k])
+		m.stage(st.dev, k, &a[k], &o[k], caches[k])
 	}
 	return nil
 }
@@ -65,36 +66,37 @@ func (m *Model) hop(k int, a []activations) error {
 	return nil
 }
 
-// stage enqueues stage k's part of the forward pass on its device: the embedding on
+// stage enqueues stage k's part of the forward pass through d, its device's kernels (or
+// those of the device's recording): the embedding on
 // the first stage, its layers, and the final norm and output head on the last. As in
 // llama.cpp (inp_out_ids), the last block computes attention for every row, since the
 // cache needs its keys and values, but its feed-forward, the final norm and the head
 // run only on the rows whose logits are wanted (out); the row count decides which
 // matmul kernel a row goes through, so this also keeps the numbers llama.cpp's.
-func (m *Model) stage(k int, x, out *activations, cache *kvCache) {
+func (m *Model) stage(d backend.Kernels, k int, x, out *activations, cache *kvCache) {
 	st, last := &m.stages[k], len(m.layers)-1
 	if k == 0 {
-		st.dev.Embed(x.x, st.tokenEmbd, x.tokens)
+		d.Embed(x.x, st.tokenEmbd, x.tokens)
 	}
 	for l := st.First; l < st.Last; l++ {
-		m.attend(st, x, &m.layers[l], cache, l-st.First)
+		m.attend(d, st, x, &m.layers[l], cache, l-st.First)
 		switch {
 		case l < last:
-			m.feedForward(st, x, &m.layers[l])
+			m.feedForward(d, x, &m.layers[l])
 		case out.n > 0:
-			m.feedForward(st, out, &m.layers[l])
+			m.feedForward(d, out, &m.layers[l])
 		}
 	}
 	if k == len(m.stages)-1 && out.n > 0 {
-		st.dev.RMSNorm(out.xb, out.x, st.outputNorm, m.cfg.NormEps)
-		st.dev.MatMul(out.logits, st.output, out.xb)
+		d.RMSNorm(out.xb, out.x, st.outputNorm, m.cfg.NormEps)
+		d.MatMul(out.logits, st.output, out.xb)
 	}
 }
 
 // attend is x += wo·attention(rope(wq·norm(x)), cache), with this batch's keys and
 // values stored in the cache rows of their positions first; l indexes the stage's cache.
-func (m *Model) attend(st *stage, a *activations, ly *layer, cache *kvCache, l int) {
-	d, rope := st.dev, m.rope(st)
+func (m *Model) attend(d backend.Kernels, st *stage, a *activations, ly *layer, cache *kvCache, l int) {
+	rope := m.rope(st)
 	d.RMSNorm(a.xb, a.x, ly.attnNorm, m.cfg.NormEps)
 	d.MatMul(a.q, ly.wq, a.xb)
 	d.MatMul(a.k, ly.wk, a.xb)
@@ -109,8 +111,7 @@ func (m *Model) attend(st *stage, a *activations, ly *layer, cache *kvCache, l i
 }
 
 // feedForward is x += down·(silu(gate·norm(x)) ⊙ up·norm(x)).
-func (m *Model) feedForward(st *stage, a *activations, ly *layer) {
-	d := st.dev
+func (m *Model) feedForward(d backend.Kernels, a *activations, ly *layer) {
 	d.RMSNorm(a.xb, a.x, ly.ffnNorm, m.cfg.NormEps)
 	d.MatMul(a.hb, ly.gate, a.xb)
 	d.MatMul(a.hb2, ly.up, a.xb)

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"context"
+	"errors"
 	"fmt"
 
 	"github.com/infergo/infer/backend"
@@ -30,24 +32,34 @@ type wrapper interface {
 	Wrap(dt tensor.DType, rows, cols int, data []byte) (backend.Buffer, error)
 }
 
-// Load reads a GGUF file, plans its layers over opts.Devices (or opts.Device, or the
-// CPU) and places every stage's weights on its device. The file stays mapped until
-// Close.
+// Load is LoadContext with context.Background().
 func Load(path string, opts Options) (*Model, error) {
+	return LoadContext(context.Background(), path, opts)
+}
+
+// LoadContext reads a GGUF file, plans its layers over opts.Devices (or opts.Device, or
+// the CPU) and places every stage's weights on its device. The file stays mapped until
+// Close. Cancelling ctx stops the load between two tensors: LoadContext then releases
+// what it placed and returns an error wrapping ctx.Err(). A model that does not fit in
+// the devices' free memory is an error wrapping ErrDoesNotFit that names the device and
+// the shortfall.
+func LoadContext(ctx context.Context, path string, opts Options) (*Model, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("model: load %s: %w", path, err)
+	}
 	f, err := gguf.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
-	m, err := fromFile(f, opts)
+	m, err := fromFile(ctx, f, opts)
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("model: %s: %w", path, err)
+		return nil, errors.Join(fmt.Errorf("model: %s: %w", path, err), f.Close())
 	}
 	return m, nil
 }
 
 // fromFile builds a model from a parsed file; on success the model owns f.
-func fromFile(f *gguf.File, opts Options) (*Model, error) {
+func fromFile(ctx context.Context, f *gguf.File, opts Options) (*Model, error) {
 	cfg, err := configFromGGUF(f)
 	if err != nil {
 		return nil, err
@@ -65,10 +77,9 @@ func fromFile(f *gguf.File, opts Options) (*Model, error) {
 			return nil, err
 		}
 	}
-	if err := m.place(); err != nil {
+	if err := m.place(ctx); err != nil {
 		m.file = nil // the caller closes f
-		m.Close()
-		return nil, err
+		return nil, errors.Join(err, m.Close())
 	}
 	m.logf("model: %s, %d layers, dim %d, %d heads (%d KV) of %d, ff %d, vocab %d, %d stage(s):\n%s",
 		cfg.Arch, cfg.NLayer, cfg.NEmbd, cfg.NHead, cfg.NHeadKV, cfg.HeadDim, cfg.NFF, cfg.NVocab, len(plan.Stages), plan)
@@ -76,8 +87,9 @@ func fromFile(f *gguf.File, opts Options) (*Model, error) {
 }
 
 // place gives every stage of the plan its device and loads its weights there: the token
-// embedding on the first stage, the final norm and output head on the last.
-func (m *Model) place() error {
+// embedding on the first stage, the final norm and output head on the last. It stops
+// between two tensors when ctx is done.
+func (m *Model) place(ctx context.Context) error {
 	c := m.cfg
 	m.layers = make([]layer, c.NLayer)
 	for i, pl := range m.plan.Stages {
@@ -91,7 +103,7 @@ func (m *Model) place() error {
 			st.dev = m.cpu
 		}
 		m.stages = append(m.stages, st)
-		if err := m.loadStage(&m.stages[i], i == 0, i == len(m.plan.Stages)-1); err != nil {
+		if err := m.loadStage(ctx, &m.stages[i], i == 0, i == len(m.plan.Stages)-1); err != nil {
 			return fmt.Errorf("stage %d on %s: %w", i, st.dev.Name(), err)
 		}
 	}
@@ -104,12 +116,15 @@ func (m *Model) place() error {
 }
 
 // loadStage validates every tensor of a stage's name, shape and type and places it on
-// the stage's device.
-func (m *Model) loadStage(st *stage, first, last bool) error {
+// the stage's device, until ctx is done.
+func (m *Model) loadStage(ctx context.Context, st *stage, first, last bool) error {
 	c := m.cfg
 	var err error
 	ld := func(name string, matrix bool, dims ...int) backend.Buffer {
 		var b backend.Buffer
+		if err == nil {
+			err = ctx.Err()
+		}
 		if err == nil {
 			b, err = m.tensor(st, name, matrix, dims)
 		}

@@ -5,7 +5,14 @@
 // batch sizes and KV cache type); Model.NewSession gives a Session, a KV cache whose
 // Eval appends tokens and returns logits; Generate and Perplexity are the two uses
 // built on it, and NewSampler the token picker Generate uses. PlanFor and Neighbours let
-// a caller see, before Load, how the layers will be placed over several devices.
+// a caller see, before Load, how the layers will be placed over several devices; package
+// gpu does the whole multi-GPU setup (devices, plan, peer transfers, Close) in one call.
+// LoadContext is Load that a context can cancel between tensors. Errors callers branch
+// on wrap the sentinels of errors.go (ErrClosed, ErrDoesNotFit, ...).
+//
+// Sessions of one Model may be used from several goroutines at once (each Session by one
+// goroutine at a time), on the CPU and on GPUs; Model.Close waits for the calls in flight
+// and releases every open session (lifetime.go).
 //
 // The forward pass (llama.go) is written against backend.Device and reproduces
 // llama.cpp's graph for LLM_ARCH_LLAMA. On the CPU device, with an F32 KV cache, its
@@ -24,6 +31,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/infergo/infer/backend"
@@ -108,13 +116,26 @@ type Model struct {
 	stages  []stage // in pipeline order; the first embeds, the last owns the head
 	layers  []layer // every layer, each on its stage's device
 	cpu     backend.Device
-	closed  bool
 	nextKey atomic.Int64 // numbers sessions for their recordings
+	// life is held shared by every session call and exclusively by Close (lifetime.go);
+	// it guards closed.
+	life     sync.RWMutex
+	closed   bool
+	open     sync.Mutex            // guards sessions
+	sessions map[*Session]struct{} // the sessions not closed yet
 }
 
-// Close releases the model's device memory and unmaps the file. Sessions must be
-// closed first. Devices given in Options stay open.
+// Close waits for the session calls in flight, then releases the device memory of the
+// model and of every session still open, and unmaps the file. Later calls on the model
+// or its sessions fail with ErrClosed (Session.Close returns nil); a second Close returns
+// nil. Devices given in Options stay open: close them after the model.
 func (m *Model) Close() error {
+	m.life.Lock()
+	defer m.life.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closeSessions()
 	var errs []error
 	for i := range m.stages {
 		m.stages[i].free()

@@ -196,9 +196,9 @@ type recorder struct {
 	keys map[string]int
 }
 
-func (r *recorder) Record(key string, enqueue func()) error {
+func (r *recorder) Record(key string, enqueue func(backend.Kernels)) error {
 	r.keys[key]++
-	enqueue()
+	enqueue(r.Device)
 	return nil
 }
 

@@ -57,9 +57,10 @@ type activations struct {
 // NewSession returns a session with an empty KV cache of Options.ContextSize tokens,
 // split over the model's stages.
 func (m *Model) NewSession() (*Session, error) {
-	if m.closed {
-		return nil, ErrClosed
+	if err := m.acquire(); err != nil {
+		return nil, err
 	}
+	defer m.release()
 	o := m.opts
 	s := &Session{m: m, ctx: o.ContextSize, staged: make([]byte, 8*o.BatchSize)}
 	id := m.nextKey.Add(1)
@@ -70,11 +71,14 @@ func (m *Model) NewSession() (*Session, error) {
 	for k := range m.stages {
 		ss, err := m.newSessionStage(k)
 		if err != nil {
-			s.Close()
+			for k := range s.stages { // not s.Close: the hold is taken
+				s.stages[k].free()
+			}
 			return nil, wrapf(err, "new session: stage %d on %s", k, m.stages[k].dev.Name())
 		}
 		s.stages, s.caches = append(s.stages, ss), append(s.caches, ss.cache)
 	}
+	m.track(s)
 	return s, nil
 }
 
@@ -176,15 +180,18 @@ func (s *Session) Pos() int { return s.pos }
 // Reset empties the KV cache.
 func (s *Session) Reset() { s.pos = 0 }
 
-// Close releases the session's KV cache and scratch buffers on every stage.
+// Close releases the session's KV cache and scratch buffers on every stage (Model.Close
+// has released them already if it ran first).
 func (s *Session) Close() error {
 	if s.m == nil {
 		return nil
 	}
-	if !s.m.closed {
+	if s.m.acquire() == nil {
 		for k := range s.stages {
 			s.stages[k].free()
 		}
+		s.m.untrack(s)
+		s.m.release()
 	}
 	s.m, s.stages = nil, nil
 	return nil
@@ -195,9 +202,13 @@ func (s *Session) Close() error {
 // all is true, else for the last token only (NVocab floats). The slice is reused by the
 // next Eval; copy what must outlive it.
 func (s *Session) Eval(tokens []int32, all bool) ([]float32, error) {
-	if s.m == nil || s.m.closed {
+	if s.m == nil {
 		return nil, ErrClosed
 	}
+	if err := s.m.acquire(); err != nil {
+		return nil, err
+	}
+	defer s.m.release()
 	if err := s.check(tokens); err != nil {
 		return nil, err
 	}

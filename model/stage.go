@@ -111,7 +111,7 @@ func makePlan(f *gguf.File, c Config, o Options) (*split.Plan, error) {
 	}
 	p, err := split.Make(sizes(f, c, o), devs, so)
 	if err != nil {
-		return nil, err
+		return nil, doesNotFit(err)
 	}
 	return p, checkPlan(p, c.NLayer, len(o.Devices))
 }

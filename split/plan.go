@@ -1,9 +1,14 @@
 package split
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
+
+// ErrDoesNotFit is wrapped by Make's error when a device slot is short of memory; the
+// error names the device and the shortfall.
+var ErrDoesNotFit = errors.New("split: model does not fit")
 
 // Unlimited is the Free of a device whose memory the planner need not count (the CPU,
 // as far as a model's size goes); the plan prints "-" for its free memory.
@@ -152,8 +157,8 @@ func (p *Plan) account(sz Sizes) {
 func (p *Plan) check() error {
 	for _, s := range p.Stages {
 		if s.FreeAfter < 0 {
-			return fmt.Errorf("split: model does not fit: device %s needs %s more than its %s free",
-				s.Device.Name, bytesString(-s.FreeAfter), bytesString(s.Device.Free))
+			return fmt.Errorf("%w: device %s needs %s more than its %s free",
+				ErrDoesNotFit, s.Device.Name, bytesString(-s.FreeAfter), bytesString(s.Device.Free))
 		}
 	}
 	return nil

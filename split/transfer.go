@@ -9,7 +9,10 @@ import (
 // Transfer enqueues dst = src, where dst and src may live on different devices: a plain
 // copy on one device; the destination's direct path (peer copy, or a pipelined copy
 // through pinned host memory) when it implements backend.Transferer; else through host
-// memory, which waits for src's device. Shapes and types must match.
+// memory, which waits for src's device. The host path is for devices of different kinds
+// (a CPU stage next to a GPU stage): a Transferer that knows src's kind answers itself,
+// with an error when it has no path (two CUDA devices without a peer table), rather
+// than letting the copy fall back silently to the host. Shapes and types must match.
 func Transfer(dst, src backend.Buffer) error {
 	if dst.DType() != src.DType() || dst.Rows() != src.Rows() || dst.Cols() != src.Cols() {
 		return fmt.Errorf("split: transfer %v(%d, %d) into %v(%d, %d): shapes differ",

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package cuda
 
 import (
@@ -50,10 +52,11 @@ func (b *Buffer) Slice(row0, rows int) backend.Buffer {
 	return &v
 }
 
-// buffer returns b as a *Buffer of device d; it panics on a buffer of another device.
+// buffer returns b as a *Buffer of device d (or of the device whose capture d is the
+// view of); it panics on a buffer of another device.
 func (d *Device) buffer(b backend.Buffer, what string) *Buffer {
 	cb, ok := b.(*Buffer)
-	if !ok || cb.dev != d {
+	if !ok || cb.dev.device != d.device {
 		panic(fmt.Sprintf("cuda: %s is not a buffer of %s", what, d.name))
 	}
 	d.noteUse(cb.alloc)

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package cuda
 
 import (
@@ -29,6 +31,7 @@ type layer7B struct {
 // to overflow the L2), the activations of one token, and the output head.
 type decode7B struct {
 	d                    *Device
+	kn                   backend.Kernels // d, or the Kernels of a capture in progress
 	ls                   []layer7B
 	x, xb, q, k, v, att  backend.Buffer
 	g, u, h, pos, logits backend.Buffer
@@ -74,7 +77,7 @@ func newStep7B(tb testing.TB, d *Device, wt tensor.DType, ctx, n int) *decode7B 
 		}
 		return buf
 	}
-	s := &decode7B{d: d, ls: make([]layer7B, distinct)}
+	s := &decode7B{d: d, kn: d, ls: make([]layer7B, distinct)}
 	for i := range s.ls {
 		s.ls[i] = layer7B{
 			attnNorm: alloc(tensor.F32, 1, dim7B, true), ffnNorm: alloc(tensor.F32, 1, dim7B, true),
@@ -107,35 +110,42 @@ type segment struct {
 }
 
 var segments7B = []segment{
-	{"attn rms_norm (+q8)", func(s *decode7B, l *layer7B) { s.d.RMSNorm(s.xb, s.x, l.attnNorm, 1e-5) }},
+	{"attn rms_norm (+q8)", func(s *decode7B, l *layer7B) { s.kn.RMSNorm(s.xb, s.x, l.attnNorm, 1e-5) }},
 	{"q, k, v mat-vec", func(s *decode7B, l *layer7B) {
-		s.d.MatMul(s.q, l.wq, s.xb)
-		s.d.MatMul(s.k, l.wk, s.xb)
-		s.d.MatMul(s.v, l.wv, s.xb)
+		s.kn.MatMul(s.q, l.wq, s.xb)
+		s.kn.MatMul(s.k, l.wk, s.xb)
+		s.kn.MatMul(s.v, l.wv, s.xb)
 	}},
 	{"rope q, k", func(s *decode7B, l *layer7B) {
-		s.d.RoPE(s.q, s.pos, s.rope)
-		s.d.RoPE(s.k, s.pos, s.rope)
+		s.kn.RoPE(s.q, s.pos, s.rope)
+		s.kn.RoPE(s.k, s.pos, s.rope)
 	}},
 	{"set_rows k, v", func(s *decode7B, l *layer7B) {
-		s.d.SetRows(l.kCache, s.k, s.pos)
-		s.d.SetRows(l.vCache, s.v, s.pos)
+		s.kn.SetRows(l.kCache, s.k, s.pos)
+		s.kn.SetRows(l.vCache, s.v, s.pos)
 	}},
-	{"attention (+combine)", func(s *decode7B, l *layer7B) { s.d.Attention(s.att, s.q, l.kCache, l.vCache, s.pos, s.at) }},
+	{"attention (+combine)", func(s *decode7B, l *layer7B) { s.kn.Attention(s.att, s.q, l.kCache, l.vCache, s.pos, s.at) }},
 	{"o mat-vec + residual", func(s *decode7B, l *layer7B) {
-		s.d.MatMul(s.xb, l.wo, s.att)
-		s.d.Add(s.x, s.xb)
+		s.kn.MatMul(s.xb, l.wo, s.att)
+		s.kn.Add(s.x, s.xb)
 	}},
-	{"ffn rms_norm (+q8)", func(s *decode7B, l *layer7B) { s.d.RMSNorm(s.xb, s.x, l.ffnNorm, 1e-5) }},
+	{"ffn rms_norm (+q8)", func(s *decode7B, l *layer7B) { s.kn.RMSNorm(s.xb, s.x, l.ffnNorm, 1e-5) }},
 	{"gate, up mat-vec", func(s *decode7B, l *layer7B) {
-		s.d.MatMul(s.g, l.gate, s.xb)
-		s.d.MatMul(s.u, l.up, s.xb)
+		s.kn.MatMul(s.g, l.gate, s.xb)
+		s.kn.MatMul(s.u, l.up, s.xb)
 	}},
-	{"swiglu (+q8)", func(s *decode7B, l *layer7B) { s.d.SwiGLU(s.h, s.g, s.u) }},
+	{"swiglu (+q8)", func(s *decode7B, l *layer7B) { s.kn.SwiGLU(s.h, s.g, s.u) }},
 	{"down mat-vec + residual", func(s *decode7B, l *layer7B) {
-		s.d.MatMul(s.xb, l.down, s.h)
-		s.d.Add(s.x, s.xb)
+		s.kn.MatMul(s.xb, l.down, s.h)
+		s.kn.Add(s.x, s.xb)
 	}},
+}
+
+// on runs fn with the step's kernels issued through k (a capture's).
+func (s *decode7B) on(k backend.Kernels, fn func()) {
+	s.kn = k
+	defer func() { s.kn = s.d }()
+	fn()
 }
 
 // layers enqueues the first nseg segments of every one of the 32 blocks.
@@ -149,8 +159,8 @@ func (s *decode7B) layers(nseg int) {
 
 // headStep enqueues the final norm and the output head.
 func (s *decode7B) headStep() {
-	s.d.RMSNorm(s.xb, s.x, s.outNorm, 1e-5)
-	s.d.MatMul(s.logits, s.head, s.xb)
+	s.kn.RMSNorm(s.xb, s.x, s.outNorm, 1e-5)
+	s.kn.MatMul(s.logits, s.head, s.xb)
 }
 
 // weightBytes is the bytes of weights one step of the 32 blocks streams.
@@ -177,7 +187,7 @@ func benchDecodeLayer(b *testing.B, wt tensor.DType, ctx int, graphed bool) {
 	step() // warm-up, outside the graph: scratch allocations
 	run := step
 	if graphed {
-		graph, err := d.Capture(func() error { step(); return nil })
+		graph, err := d.Capture(func(k backend.Kernels) error { s.on(k, step); return nil })
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -203,9 +213,9 @@ func TestDecodeProfile(t *testing.T) {
 		s := newDecode7B(t, d, wt, 512)
 		times := make([]time.Duration, len(segments7B)+1)
 		for k := 1; k <= len(segments7B); k++ {
-			times[k] = graphTime(t, d, func() { s.layers(k) })
+			times[k] = graphTime(t, d, s, func() { s.layers(k) })
 		}
-		head := graphTime(t, d, s.headStep)
+		head := graphTime(t, d, s, s.headStep)
 		step := times[len(segments7B)] + head
 		var tb strings.Builder
 		fmt.Fprintf(&tb, "%v decode step (32 layers + head), ctx 512: %.1f us = %.1f tok/s; weights %.2f GB at %.0f GB/s\n",
@@ -291,9 +301,9 @@ func micros(d time.Duration) float64 { return d.Seconds() * 1e6 }
 
 // graphTime captures enqueue as a graph (after one direct run for scratch allocations)
 // and returns the mean device time of 20 replays.
-func graphTime(t *testing.T, d *Device, enqueue func()) time.Duration {
+func graphTime(t *testing.T, d *Device, s *decode7B, enqueue func()) time.Duration {
 	enqueue()
-	g, err := d.Capture(func() error { enqueue(); return nil })
+	g, err := d.Capture(func(k backend.Kernels) error { s.on(k, enqueue); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

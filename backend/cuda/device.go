@@ -18,15 +18,28 @@ import (
 // and copy runs in submission order, the kernels loaded from the embedded PTX, pinned
 // staging memory for uploads and downloads, and the buffers it allocated.
 //
-// A Device is safe for use by several goroutines; their calls are serialised.
+// A Device is safe for use by several goroutines. Their calls are serialised by one lock
+// per physical GPU, which every Device opened on that GPU (virtual devices) shares, and
+// each call's work is queued in the order the calls took the lock. Capture and Record
+// hold the lock from the start of a capture to its end, so that no other goroutine's
+// work is captured or breaks the capture: the kernels to record are issued through the
+// backend.Kernels that Capture hands to its callback, and every other call waits.
 type Device struct {
+	*device // the state, shared with the views Capture hands out
+	// view is set on the Kernels value a capture hands to its callback: its calls run
+	// under the lock the capture already holds.
+	view *captureView
+}
+
+// device is a Device's state.
+type device struct {
 	ordinal int
 	dev     C.CUdevice
 	ctx     C.CUcontext
 	name    string
 	info    Info
 
-	mu      sync.Mutex // guards everything below and the context-bound driver calls
+	mu      *gpuLock // guards everything below and the context-bound driver calls
 	stream  C.CUstream
 	funcs   map[string]C.CUfunction // kernel entry name -> function
 	modules []C.CUmodule
@@ -36,16 +49,19 @@ type Device struct {
 	blas    *blas      // nil when cuBLAS is unavailable
 	allocs  map[*allocation]struct{}
 	// attnPart holds split-attention partial results (grown on demand, see scratch).
-	attnPart  *allocation
-	q8Buf     *allocation // activations quantized for the mat-vec kernels
-	q8        q8Cache     // what q8Buf holds
-	capturing bool        // a graph is being recorded (Capture)
+	attnPart *allocation
+	q8Buf    *allocation // activations quantized for the mat-vec kernels
+	q8       q8Key       // what q8Buf holds (matmul.go)
+	// writes counts the calls that may have written device memory in ways the q8 cache
+	// does not track; it is bumped in one place, lock (see q8Key).
+	writes    uint64
+	capturing bool // a graph is being recorded (Capture)
 	// graphs are the graphs Record keeps, by key; uses, while Record captures, collects
 	// the allocations the captured kernels use.
-	graphs  map[string]*recorded
-	uses    map[*allocation]struct{}
-	held    *heldMV   // a batch-1 mat-vec not launched yet, for fusion (fuse.go)
-	pair    *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
+	graphs map[string]*recorded
+	uses   map[*allocation]struct{}
+	held   *heldMV   // a batch-1 mat-vec not launched yet, for fusion (fuse.go)
+	pair   *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
 	noFuse  bool      // tests: launch every kernel as asked, unfused
 	noFlash bool      // tests: prompt attention on the per-row path, not the flash kernels
 	noAhead bool      // tests: prefill weights dequantized on the compute stream
@@ -60,7 +76,36 @@ type Device struct {
 	ahead *ahead
 }
 
+// gpuLock is the lock of one physical GPU, shared by every Device opened on it.
+type gpuLock struct{ sync.Mutex }
+
+// gpuLocks holds one lock per GPU ordinal for the life of the process, like the primary
+// contexts they guard: a capture on one Device must also keep out the work of another
+// Device on the same GPU (virtual devices), which shares its context.
+var gpuLocks struct {
+	sync.Mutex
+	byOrdinal map[int]*gpuLock
+}
+
+// lockOf returns the lock of GPU ordinal.
+func lockOf(ordinal int) *gpuLock {
+	gpuLocks.Lock()
+	defer gpuLocks.Unlock()
+	if gpuLocks.byOrdinal == nil {
+		gpuLocks.byOrdinal = map[int]*gpuLock{}
+	}
+	l := gpuLocks.byOrdinal[ordinal]
+	if l == nil {
+		l = &gpuLock{}
+		gpuLocks.byOrdinal[ordinal] = l
+	}
+	return l
+}
+
 var _ backend.Device = (*Device)(nil)
+
+// errClosed is the error of a call on a closed Device.
+var errClosed = errors.New("device closed")
 
 // Open retains the primary context of GPU ordinal, creates its stream and loads the
 // kernels. It fails with an error wrapping ErrNoDriver when libcuda.so.1 is absent.
@@ -86,7 +131,9 @@ func openWith(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 		return nil, err
 	}
 	if o.WeightCacheBytes > 0 {
-		d.do(func() error { d.wcache = newWeightCache(o.WeightCacheBytes); return nil })
+		d.mu.Lock()
+		d.wcache = newWeightCache(o.WeightCacheBytes)
+		d.mu.Unlock()
 	}
 	return d, nil
 }
@@ -100,7 +147,7 @@ func open(ordinal int, ptx ptxSource) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{ordinal: ordinal, info: info, allocs: map[*allocation]struct{}{}}
+	d := &Device{device: &device{ordinal: ordinal, info: info, allocs: map[*allocation]struct{}{}, mu: lockOf(ordinal), writes: 1}}
 	d.name = fmt.Sprintf("cuda:%d %s", ordinal, info.Name)
 	if err := check("cuDeviceGet", C.cu_device_get(&d.dev, C.int(ordinal))); err != nil {
 		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, err)
@@ -109,8 +156,7 @@ func open(ordinal int, ptx ptxSource) (*Device, error) {
 		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, err)
 	}
 	if err := d.do(func() error { return d.setUp(ptx) }); err != nil {
-		d.Close()
-		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, err)
+		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, errors.Join(err, d.Close()))
 	}
 	return d, nil
 }
@@ -150,53 +196,97 @@ func (d *Device) Info() Info { return d.info }
 // tensor-core GEMM rather than the mat-vec kernels.
 func (d *Device) HasBLAS() bool { return d.blas != nil }
 
-// do runs fn with the device's context current on a locked OS thread, serialised with
-// every other call on the device. A mat-vec held back for fusion (see fuse.go) is
-// launched first, so that fn sees every earlier kernel enqueued.
-func (d *Device) do(fn func() error) error { return d.doFused(false, fn) }
+// callMode says how lock runs a call.
+type callMode uint8
 
-// doFused is do; with hold, a mat-vec held back for fusion stays held, for fn to extend
-// or launch.
-func (d *Device) doFused(hold bool, fn func() error) error {
+const (
+	// kernelCall marks the backend.Kernels methods: the only calls a capture's view
+	// accepts, since they only enqueue work on the stream.
+	kernelCall callMode = 1 << iota
+	// holdCall keeps a mat-vec or kernel pair held back for fusion (fuse.go, pair.go)
+	// held, for fn to extend or launch; without it, held work is launched first, so
+	// that fn sees every earlier kernel enqueued.
+	holdCall
+	// exactCall promises that fn reports every device write it enqueues through wrote,
+	// so that the quantized activations (q8Key) stay valid across it. Every other call
+	// counts as one that may have written anything.
+	exactCall
+)
+
+// do runs fn with the device's context current on a locked OS thread, serialised with
+// every other call on the GPU, after launching any held kernels. It is the path of every
+// call that is not a kernel method; a capture's view refuses it.
+func (d *Device) do(fn func() error) error { return d.lock(0, fn) }
+
+// lock runs fn under the GPU's lock with the context current, as mode says. It is the
+// one place every call passes through: it refuses calls on a closed device and, unless
+// the call is exact, counts a write that invalidates the quantized activations.
+func (d *Device) lock(mode callMode, fn func() error) error {
+	if v := d.view; v != nil { // the capture holds the lock, on this goroutine's behalf
+		if !v.active.Load() {
+			panic("cuda: the Kernels of a capture used after the capture ended")
+		}
+		if mode&kernelCall == 0 {
+			return errors.New("only kernel methods may run while a graph is captured")
+		}
+		return d.locked(mode, fn)
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.closed {
+		return errClosed
+	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := check("cuCtxSetCurrent", C.cu_ctx_set_current(d.ctx)); err != nil {
 		return err
 	}
-	if !hold && (d.held != nil || d.pair != nil) {
+	return d.locked(mode, fn)
+}
+
+// locked is lock's body, under the lock with the context current.
+func (d *Device) locked(mode callMode, fn func() error) error {
+	if mode&holdCall == 0 && (d.held != nil || d.pair != nil) {
 		if err := d.flush(); err != nil {
 			d.fail(fmt.Errorf("cuda: held kernels on %s: %w", d.name, err))
 		}
 	}
+	if mode&exactCall == 0 {
+		d.writes++
+	}
 	return fn()
 }
 
-// fail records err as the device's first failure, if it is the first; it runs under mu.
+// fail records err as the device's first failure, if it is the first; it runs under the
+// lock.
 func (d *Device) fail(err error) {
 	if err != nil && d.err == nil {
 		d.err = err
 	}
 }
 
-// enqueue runs fn like do and keeps its error for Sync: the kernel methods' error path.
-func (d *Device) enqueue(op string, fn func() error) { d.enqueueFused(op, false, fn) }
+// enqueue runs fn like do as a kernel call and keeps its error for Sync: the kernel
+// methods' error path.
+func (d *Device) enqueue(op string, fn func() error) { d.enqueueAs(op, kernelCall, fn) }
 
-// enqueueFused is enqueue through doFused.
-func (d *Device) enqueueFused(op string, hold bool, fn func() error) {
-	err := d.doFused(hold, func() error {
-		if d.closed {
-			return errors.New("device closed")
-		}
+// enqueueAs is enqueue with the call mode given.
+func (d *Device) enqueueAs(op string, mode callMode, fn func() error) {
+	failed := false
+	err := d.lock(mode, func() error {
 		if err := fn(); err != nil {
+			failed = true
 			d.fail(fmt.Errorf("cuda: %s on %s: %w", op, d.name, err))
 		}
 		return nil
 	})
-	if err != nil {
+	if err != nil && !failed { // lock refused the call: record why, under the lock
+		err = fmt.Errorf("cuda: %s on %s: %w", op, d.name, err)
+		if d.view != nil {
+			d.fail(err)
+			return
+		}
 		d.mu.Lock()
-		d.fail(fmt.Errorf("cuda: %s on %s: %w", op, d.name, err))
+		d.fail(err)
 		d.mu.Unlock()
 	}
 }
@@ -210,35 +300,59 @@ func (d *Device) Sync() error {
 	return err
 }
 
-// Close waits for queued work, then releases every buffer, the kernels, the stream and
-// the primary context. It returns the first failure, if any.
+// Close waits for queued work, then releases every buffer, recorded graph, the kernels,
+// the stream and the device's hold on the primary context. It returns the first failure,
+// if any. Close is idempotent: a second Close returns nil and releases nothing, so the
+// context another Device on the same GPU retains stays retained. Close the peer table
+// the device belongs to (Peers.Close) first; every later call on the device fails.
 func (d *Device) Close() error {
-	var errs []error
-	err := d.do(func() error {
-		if d.closed {
-			return nil
-		}
-		d.closed = true
-		if d.stream != nil {
-			errs = append(errs, check("cuStreamSynchronize", C.cu_stream_synchronize(d.stream)))
-		}
-		errs = append(errs, d.dropGraphs(nil), d.wcache.close(), d.ahead.close())
-		d.ahead = nil
-		for a := range d.allocs {
-			errs = append(errs, a.release())
-		}
-		d.allocs = nil
-		errs = append(errs, d.blas.close(), d.staging.close(), d.args.close(), d.unloadKernels())
-		if d.stream != nil {
-			errs = append(errs, check("cuStreamDestroy_v2", C.cu_stream_destroy(d.stream)))
-		}
+	if d.view != nil {
+		return errors.New("cuda: Close on the Kernels of a capture")
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
 		return nil
-	})
-	errs = append(errs, err, check("cuDevicePrimaryCtxRelease_v2", C.cu_primary_ctx_release(d.dev)))
+	}
+	d.closed = true
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var errs []error
+	if d.ctx != nil {
+		if err := check("cuCtxSetCurrent", C.cu_ctx_set_current(d.ctx)); err != nil {
+			errs = append(errs, err)
+		} else {
+			errs = append(errs, d.release())
+		}
+		errs = append(errs, check("cuDevicePrimaryCtxRelease_v2", C.cu_primary_ctx_release(d.dev)))
+		d.ctx = nil
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("cuda: close %s: %w", d.name, err)
 	}
 	return nil
+}
+
+// release frees what setUp and later calls created; it runs under the lock with the
+// context current.
+func (d *Device) release() error {
+	var errs []error
+	if d.stream != nil {
+		errs = append(errs, check("cuStreamSynchronize", C.cu_stream_synchronize(d.stream)))
+	}
+	d.held, d.pair = nil, nil
+	errs = append(errs, d.dropGraphs(nil), d.wcache.close(), d.ahead.close())
+	d.ahead = nil
+	for a := range d.allocs {
+		errs = append(errs, a.release())
+	}
+	d.allocs = nil
+	errs = append(errs, d.blas.close(), d.staging.close(), d.args.close(), d.unloadKernels())
+	if d.stream != nil {
+		errs = append(errs, check("cuStreamDestroy_v2", C.cu_stream_destroy(d.stream)))
+		d.stream = nil
+	}
+	return errors.Join(errs...)
 }
 
 // OpenPTXDir is Open with the kernels' PTX read from dir (one <module>.ptx a .cu file)

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package cuda
 
 import (
@@ -54,7 +56,7 @@ func (h *heldMV) joins(dst, w, x *Buffer) bool {
 
 // holdMatVec holds dst = x · wᵀ (x one row, dst not overlapping x) for fusion.
 func (d *Device) holdMatVec(o, w, x *Buffer) {
-	d.enqueueFused("MatMul", true, func() error {
+	d.enqueueAs("MatMul", kernelCall|holdCall|exactCall, func() error {
 		if !d.has(fusedEntry(w.dt)) { // PTX without the fused kernels
 			if err := d.flush(); err != nil {
 				return err

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package cuda
 
 import (
@@ -13,6 +15,7 @@ import (
 // model issues, which the fusions of fuse.go rewrite.
 type miniBlock struct {
 	d                            *Device
+	kn                           backend.Kernels // d, or the Kernels of a capture in progress
 	x, xb, q, k, v, o, g, u, h   backend.Buffer
 	att, kc, vc, pos             backend.Buffer
 	norm, wq, wk, wv, wo, wg, wu backend.Buffer
@@ -44,7 +47,7 @@ func newMiniBlock(t testing.TB, d *Device, wt tensor.DType) *miniBlock {
 		}
 		return b
 	}
-	m := &miniBlock{d: d}
+	m := &miniBlock{d: d, kn: d}
 	m.x, m.xb, m.q, m.o = alloc(tensor.F32, 1, dim), alloc(tensor.F32, 1, dim), alloc(tensor.F32, 1, dim), alloc(tensor.F32, 1, dim)
 	m.k, m.v = alloc(tensor.F32, 1, dim/2), alloc(tensor.F32, 1, dim/2)
 	m.g, m.u, m.h = alloc(tensor.F32, 1, ff), alloc(tensor.F32, 1, ff), alloc(tensor.F32, 1, ff)
@@ -64,7 +67,7 @@ func newMiniBlock(t testing.TB, d *Device, wt tensor.DType) *miniBlock {
 // gate/up, SwiGLU, down with the residual add; x is normalised after attention to keep
 // values bounded.
 func (m *miniBlock) step() {
-	d := m.d
+	d := m.kn
 	rope := backend.Rope{HeadDim: 64, Dims: 64, Base: 10000, Scale: 1}
 	d.RMSNorm(m.xb, m.x, m.norm, 1e-5)
 	d.MatMul(m.q, m.wq, m.xb)
@@ -84,6 +87,13 @@ func (m *miniBlock) step() {
 	d.SwiGLU(m.h, m.g, m.u)
 	d.MatMul(m.o, m.wd, m.h)
 	d.Add(m.x, m.o)
+}
+
+// on runs fn with the block's kernels issued through k (a capture's).
+func (m *miniBlock) on(k backend.Kernels, fn func()) {
+	m.kn = k
+	defer func() { m.kn = m.d }()
+	fn()
 }
 
 // state downloads the block's activations.
@@ -143,7 +153,7 @@ func TestRecord(t *testing.T) {
 	ref := newMiniBlock(t, d, tensor.Q4_0) // same seed: same weights and inputs
 	calls := 0
 	for step := range 3 {
-		if err := d.Record("block", func() { calls++; m.step() }); err != nil {
+		if err := d.Record("block", func(k backend.Kernels) { calls++; m.on(k, m.step) }); err != nil {
 			t.Fatal(err)
 		}
 		ref.step()

@@ -6,21 +6,11 @@ package cuda
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"unsafe"
 )
-
-// Info describes one GPU.
-type Info struct {
-	Ordinal      int
-	Name         string // e.g. "NVIDIA H200"
-	TotalMemory  uint64 // bytes
-	FreeMemory   uint64 // bytes free when Info was read
-	Major, Minor int    // compute capability
-	SMs          int    // multiprocessors
-	VMM          bool   // virtual memory management (cuMemCreate, cuMemMap) supported
-}
 
 // Device attributes (CUdevice_attribute).
 const (
@@ -104,7 +94,11 @@ func memInfo(dev C.CUdevice) (free, total uint64, err error) {
 	if err := check("cuDevicePrimaryCtxRetain", C.cu_primary_ctx_retain(&ctx, dev)); err != nil {
 		return 0, 0, err
 	}
-	defer C.cu_primary_ctx_release(dev)
+	defer func() {
+		if rerr := check("cuDevicePrimaryCtxRelease_v2", C.cu_primary_ctx_release(dev)); rerr != nil {
+			free, total, err = 0, 0, errors.Join(err, rerr)
+		}
+	}()
 	if err := check("cuCtxSetCurrent", C.cu_ctx_set_current(ctx)); err != nil {
 		return 0, 0, err
 	}

@@ -10,7 +10,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"strings"
 	"unsafe"
 )
 
@@ -92,9 +91,6 @@ func (d *Device) launch(entry string, grid, block dim3, a *args) error {
 	}
 	if grid.x <= 0 || grid.y <= 0 || grid.z <= 0 {
 		return nil // empty batch: nothing to do
-	}
-	if !strings.HasPrefix(entry, "mv_") {
-		d.q8.valid = false // the kernel may write the quantized activations' source
 	}
 	p := a.bytes()
 	copy(unsafe.Slice((*byte)(d.args.p), maxArgBytes), p)

@@ -39,7 +39,7 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		d.holdMatVec(o, wb, xb)
 		return
 	}
-	d.enqueue("MatMul", func() error { return d.matVec(o, wb, xb) })
+	d.enqueueAs("MatMul", kernelCall|exactCall, func() error { return d.matVec(o, wb, xb) })
 }
 
 // matVec launches mv_<type>_<nc> with nc the smallest width covering the batch (8 for
@@ -68,22 +68,31 @@ func (d *Device) matVec(o, w, x *Buffer) error {
 	return d.launch(entry, grid, block, new(args).ptr(o.ptr).ptr(w.ptr).ptr(xq).ptr(xd).i32(w.rows).i32(w.cols).i32(n))
 }
 
-// wrote forgets the quantized activations when a mat-vec wrote over their source; it
-// runs under do.
+// wrote reports a write to b by a call made with exactCall (a mat-vec, a held kernel
+// pair): it forgets the quantized activations when b overlaps their source. It runs
+// under the lock.
 func (d *Device) wrote(b *Buffer) {
 	k := d.q8
-	if k.valid && b.ptr < k.ptr+uint64(k.rows*k.cols*4) && k.ptr < b.ptr+uint64(b.Bytes()) {
-		d.q8.valid = false
+	if k.rows > 0 && b.ptr < k.ptr+uint64(k.rows*k.cols*4) && k.ptr < b.ptr+uint64(b.Bytes()) {
+		d.writes++
 	}
 }
 
-// q8Cache remembers which activations the q8 scratch holds: x's address and shape, as
-// quantized by the last kernel launched. Any other launch, upload, free or capture
-// boundary forgets it.
-type q8Cache struct {
+// q8Key says which activations the q8 scratch holds: x's address and shape, and the
+// device's write count when they were quantized. The count is bumped in one place, lock,
+// by every call not made with exactCall (kernels, copies, uploads, frees, graph
+// launches, captures, and whatever call is added later), and by wrote, through which
+// the exact calls report their writes; so the scratch is reused only while nothing may
+// have written its source since, and no write path can forget to invalidate it.
+type q8Key struct {
 	ptr        uint64
 	rows, cols int
-	valid      bool
+	writes     uint64
+}
+
+// q8KeyOf is the key of x quantized now; it runs under the lock.
+func (d *Device) q8KeyOf(x *Buffer) q8Key {
+	return q8Key{ptr: x.ptr, rows: x.rows, cols: x.cols, writes: d.writes}
 }
 
 // q8Scratch returns the addresses where x (n, cols) quantized to int8 blocks of 32 (xq)
@@ -104,7 +113,7 @@ func (d *Device) quantizeQ8(x *Buffer) (xq, xd uint64, err error) {
 	if xq, xd, err = d.q8Scratch(n, cols); err != nil {
 		return 0, 0, err
 	}
-	if k := d.q8; k.valid && k.ptr == x.ptr && k.rows == n && k.cols == cols {
+	if d.q8 == d.q8KeyOf(x) {
 		return xq, xd, nil
 	}
 	blocks := n * cols / 32
@@ -112,7 +121,7 @@ func (d *Device) quantizeQ8(x *Buffer) (xq, xd uint64, err error) {
 	if err := d.launch("quantize_q8", dim3{min(ceilDiv(blocks, threads/32), maxGrid), 1, 1}, dim3{threads, 1, 1}, a); err != nil {
 		return 0, 0, err
 	}
-	d.q8 = q8Cache{ptr: x.ptr, rows: n, cols: cols, valid: true}
+	d.q8 = d.q8KeyOf(x)
 	return xq, xd, nil
 }
 
@@ -135,7 +144,6 @@ func mvRows(dt tensor.DType, nc int) int {
 // F16: into scratch on every call, or once into the weight cache (OpenWith), by the same
 // kernel, so the two give identical results.
 func (d *Device) gemm(o, w, x *Buffer) error {
-	d.q8.valid = false // cuBLAS writes o outside launch
 	out, in, n := w.rows, w.cols, x.rows
 	if w.dt == tensor.F32 {
 		return d.blas.gemm(C.CUdeviceptr(o.ptr), C.CUdeviceptr(w.ptr), C.CUdeviceptr(x.ptr), cudaR32F, out, in, n)

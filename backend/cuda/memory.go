@@ -6,6 +6,7 @@ package cuda
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -81,12 +82,11 @@ func (d *Device) alloc(dt tensor.DType, rows, cols int, mapped bool) (backend.Bu
 // use it; views need no Free.
 func (d *Device) Free(buf backend.Buffer) {
 	b := d.buffer(buf, "Free's argument")
-	d.enqueue("free", func() error {
+	d.enqueueAs("free", 0, func() error { // not a kernel: a capture's view refuses it
 		if _, ok := d.allocs[b.alloc]; !ok {
 			return nil // freed already, or freed by Close
 		}
 		delete(d.allocs, b.alloc)
-		d.q8.valid = false
 		if err := check("cuStreamSynchronize", C.cu_stream_synchronize(d.stream)); err != nil {
 			return err
 		}
@@ -123,7 +123,6 @@ func (d *Device) Upload(dst backend.Buffer, src []byte) error {
 		return fmt.Errorf("cuda: upload to %v (%d, %d): %d bytes given, %d needed", b.dt, b.rows, b.cols, len(src), b.Bytes())
 	}
 	err := d.do(func() error {
-		d.q8.valid = false
 		for off := 0; off < len(src); {
 			n, err := d.staging.put(src[off:], C.CUdeviceptr(b.ptr+uint64(off)), d.stream)
 			if err != nil {
@@ -190,14 +189,11 @@ func newStaging(slots, size int) (*staging, error) {
 	for range slots {
 		var p unsafe.Pointer
 		if err := check("cuMemAllocHost_v2", C.cu_mem_alloc_host(&p, C.size_t(size))); err != nil {
-			s.close()
-			return nil, err
+			return nil, errors.Join(err, s.close())
 		}
 		var e C.CUevent
 		if err := check("cuEventCreate", C.cu_event_create(&e, 2 /* CU_EVENT_DISABLE_TIMING */)); err != nil {
-			C.cu_mem_free_host(p)
-			s.close()
-			return nil, err
+			return nil, errors.Join(err, check("cuMemFreeHost", C.cu_mem_free_host(p)), s.close())
 		}
 		s.slots = append(s.slots, stagingSlot{mem: unsafe.Slice((*byte)(p), size), done: e})
 	}
@@ -237,13 +233,11 @@ func (s *staging) close() error {
 	if s == nil {
 		return nil
 	}
-	var first error
+	var errs []error
 	for _, sl := range s.slots {
-		if err := check("cuMemFreeHost", C.cu_mem_free_host(unsafe.Pointer(&sl.mem[0]))); err != nil && first == nil {
-			first = err
-		}
-		C.cu_event_destroy(sl.done)
+		errs = append(errs, check("cuMemFreeHost", C.cu_mem_free_host(unsafe.Pointer(&sl.mem[0]))),
+			check("cuEventDestroy_v2", C.cu_event_destroy(sl.done)))
 	}
 	s.slots = nil
-	return first
+	return errors.Join(errs...)
 }

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package cuda
 
 import (
@@ -56,7 +58,7 @@ func (d *Device) RMSNorm(dst, x, weight backend.Buffer, eps float32) {
 		if err := d.launch("rms_norm_q8", grid, block, a.ptr(xq).ptr(xd).i32(v.cols).f32(eps)); err != nil {
 			return err
 		}
-		d.q8 = q8Cache{ptr: o.ptr, rows: o.rows, cols: o.cols, valid: true}
+		d.q8 = d.q8KeyOf(o)
 		return nil
 	})
 }
@@ -120,7 +122,7 @@ func (d *Device) SwiGLU(dst, gate, up backend.Buffer) {
 		if err := d.launch("swiglu_q8", grid, block, a.ptr(xq).ptr(xd).u64(uint64(n))); err != nil {
 			return err
 		}
-		d.q8 = q8Cache{ptr: o.ptr, rows: o.rows, cols: o.cols, valid: true}
+		d.q8 = d.q8KeyOf(o)
 		return nil
 	})
 }
@@ -130,7 +132,7 @@ func (d *Device) Add(dst, x backend.Buffer) {
 	o, v := d.buffer(dst, "Add dst"), d.buffer(x, "Add x")
 	need(sameF32(o, v), "Add: shapes or types differ")
 	n := o.rows * o.cols
-	d.enqueueFused("add_f32", true, func() error {
+	d.enqueueAs("add_f32", kernelCall|holdCall, func() error {
 		if d.addHeld(o, v) { // the residual add of a held mat-vec: its epilogue
 			return d.flush()
 		}

@@ -1,3 +1,5 @@
+//go:build cgo
+
 package cuda
 
 // Pairing of the small kernels between the q/k/v mat-vecs and attention: RoPE of q then
@@ -40,7 +42,7 @@ func (d *Device) holdPair(q *heldPair) {
 	if !q.rope {
 		entry = "set_rows_" + typeName(q.dst.dt)
 	}
-	d.enqueueFused(entry, true, func() error {
+	d.enqueueAs(entry, kernelCall|holdCall|exactCall, func() error {
 		if p := d.pair; p != nil && p.twin(q) {
 			d.pair = nil
 			return d.launchPair(p, q)
@@ -64,8 +66,18 @@ func pairEntry(p *heldPair) string {
 	return "set_rows2_" + typeName(p.dst.dt)
 }
 
-// launchPair launches p alone (q nil) or p and q together; it runs under do.
+// launchPair launches p alone (q nil) or p and q together, and reports what they write
+// (wrote: holdPair is an exact call); it runs under the lock.
 func (d *Device) launchPair(p, q *heldPair) error {
+	for _, h := range []*heldPair{p, q} {
+		switch {
+		case h == nil:
+		case h.rope:
+			defer d.wrote(h.a)
+		default:
+			defer d.wrote(h.dst)
+		}
+	}
 	n, block := p.a.rows, dim3{threads, 1, 1}
 	if p.rope {
 		r := p.rp

@@ -10,19 +10,9 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/infergo/infer/backend"
 	"github.com/infergo/infer/tensor"
 )
-
-// PeerOptions configures NewPeers.
-type PeerOptions struct {
-	// Mode is PeerAuto (the default) or PeerOff, which stages every pair.
-	Mode PeerMode
-	// Staged lists pairs (device indices) that stage through host memory even in
-	// PeerAuto: one direction of a link known to misbehave, or a test's mixed plan.
-	Staged [][2]int
-	// Logf, if not nil, gets one line for each pair that falls back to staging.
-	Logf func(format string, args ...any)
-}
 
 // Peers is the peer-access table of one set of devices: for every ordered pair a plan
 // needs (neighbouring stages), the state NewPeers decided and the resources its
@@ -177,45 +167,70 @@ func (ds devicePeers) enable(from, to int) error            { return ds[from].en
 // multiple of one, so a copy that drops or shifts bytes shows.
 const verifyBytes = 1<<20 + 4099
 
-// verify writes a known pattern on from, copies it to to with cuMemcpyPeerAsync on
-// from's stream (the handoff's path), reads it back and compares.
-func (ds devicePeers) verify(from, to int) (err error) {
+// verify checks the peer path from → to on the kind of memory hand-offs use: it copies a
+// known pattern with cuMemcpyPeerAsync on from's stream (the handoff's path) into a
+// boundary buffer of to (a VMM mapping that from may access, as AllocShared makes for a
+// Peer pair), reads it back and compares; once from a plain allocation of from and once
+// from a mapped one, since a stage's output may be either.
+func (ds devicePeers) verify(from, to int) error {
 	src, dst := ds[from], ds[to]
-	a, err := src.Alloc(tensor.I8, 1, verifyBytes)
-	if err != nil {
-		return err
-	}
-	defer src.Free(a)
-	b, err := dst.Alloc(tensor.I8, 1, verifyBytes)
+	b, err := dst.boundary(tensor.I8, 1, verifyBytes, src)
 	if err != nil {
 		return err
 	}
 	defer dst.Free(b)
-	if err := dst.Sync(); err != nil { // b's zeroing is done before the copy writes it
+	kinds := []bool{false}
+	if src.info.VMM {
+		kinds = append(kinds, true)
+	}
+	for i, mapped := range kinds {
+		want := make([]byte, verifyBytes)
+		for j := range want {
+			want[j] = byte(j*131 + j>>11 + 0x5a + 77*i)
+		}
+		if err := verifyCopy(src, dst, b, want, mapped); err != nil {
+			what := "plain"
+			if mapped {
+				what = "mapped"
+			}
+			return fmt.Errorf("from a %s buffer into a boundary buffer: %w", what, err)
+		}
+	}
+	return nil
+}
+
+// verifyCopy uploads want to a new buffer of src (mapped or plain), copies it into b on
+// dst by the peer path, and compares what b then holds.
+func verifyCopy(src, dst *Device, b *Buffer, want []byte, mapped bool) error {
+	var a backend.Buffer
+	var err error
+	if mapped {
+		a, err = src.AllocMapped(tensor.I8, 1, len(want))
+	} else {
+		a, err = src.Alloc(tensor.I8, 1, len(want))
+	}
+	if err != nil {
 		return err
 	}
-	want := make([]byte, verifyBytes)
-	for i := range want {
-		want[i] = byte(i*131 + i>>11 + 0x5a)
-	}
-	if err := src.Upload(a, want); err != nil {
+	defer src.Free(a)
+	if err := errors.Join(src.Upload(a, want), dst.Sync()); err != nil { // b is zeroed, not in use
 		return err
 	}
-	pa, pb := a.(*Buffer).ptr, b.(*Buffer).ptr
+	pa := a.(*Buffer).ptr
 	err = src.do(func() error {
-		err := check("cuMemcpyPeerAsync", C.cu_memcpy_peer_async(C.CUdeviceptr(pb), dst.ctx, C.CUdeviceptr(pa), src.ctx, verifyBytes, src.stream))
+		err := check("cuMemcpyPeerAsync", C.cu_memcpy_peer_async(C.CUdeviceptr(b.ptr), dst.ctx, C.CUdeviceptr(pa), src.ctx, C.size_t(len(want)), src.stream))
 		return errors.Join(err, check("cuStreamSynchronize", C.cu_stream_synchronize(src.stream)))
 	})
 	if err != nil {
 		return err
 	}
-	got := make([]byte, verifyBytes)
+	got := make([]byte, len(want))
 	if err := dst.Download(got, b); err != nil {
 		return err
 	}
 	for i := range want {
 		if got[i] != want[i] {
-			return fmt.Errorf("byte %d of %d is %#x, want %#x", i, verifyBytes, got[i], want[i])
+			return fmt.Errorf("byte %d of %d is %#x, want %#x", i, len(want), got[i], want[i])
 		}
 	}
 	return nil

@@ -72,6 +72,14 @@ func TestResolve(t *testing.T) {
 			want: []PeerState{PeerEnabled, PeerStaged}, enabled: [][2]int{{0, 1}}, logs: 1},
 		{name: "virtual devices 0,1,0,1", ordinals: []int{0, 1, 0, 1}, pairs: [][2]int{{0, 1}, {1, 2}, {2, 3}},
 			want: []PeerState{PeerEnabled, PeerEnabled, PeerEnabled}, enabled: [][2]int{{0, 1}, {1, 0}}},
+		// Staged names the second Device pair on GPUs 0->1: it stages although the first,
+		// on the same GPUs, is Peer; and a third pair on them follows the first.
+		{name: "virtual devices, second pair staged", ordinals: []int{0, 1, 0, 1, 0, 1}, pairs: [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 4}, {4, 5}},
+			staged: [][2]int{{2, 3}},
+			want:   []PeerState{PeerEnabled, PeerEnabled, PeerStaged, PeerEnabled, PeerEnabled}, enabled: [][2]int{{0, 1}, {1, 0}}, logs: 1},
+		{name: "virtual devices, first pair staged", ordinals: []int{0, 1, 0, 1}, pairs: [][2]int{{0, 1}, {1, 2}, {2, 3}},
+			staged: [][2]int{{0, 1}},
+			want:   []PeerState{PeerStaged, PeerEnabled, PeerEnabled}, enabled: [][2]int{{1, 0}, {0, 1}}, logs: 1},
 		{name: "same GPU", ordinals: []int{0, 0}, pairs: [][2]int{{0, 1}},
 			want: []PeerState{PeerSame}},
 		{name: "only planned pairs", ordinals: []int{0, 1, 2}, pairs: [][2]int{{0, 1}, {1, 2}},
@@ -131,37 +139,65 @@ func TestResolveTooManyPeersNotVerified(t *testing.T) {
 	}
 }
 
-// TestResolvePeerLimit plans a chain over ten GPUs plus a star from GPU 0 and checks that
-// no GPU gets more than maxPeers peers: the pairs past the limit stage without asking.
+// TestResolvePeerLimit plans a chain over ten GPUs (1->2->...->10) plus a star from
+// GPU 0 to each of them, and checks that no GPU gets more than maxPeers peers: the chain
+// gives every GPU at most two, the star takes GPU 0 to the limit, and its pairs past
+// the limit stage without asking the driver.
 func TestResolvePeerLimit(t *testing.T) {
 	ord := make([]int, 11)
 	for i := range ord {
 		ord[i] = i
 	}
 	var pairs [][2]int
+	for j := 1; j < 10; j++ {
+		pairs = append(pairs, [2]int{j, j + 1}) // the chain
+	}
 	for j := 1; j < len(ord); j++ {
-		pairs = append(pairs, [2]int{0, j})
+		pairs = append(pairs, [2]int{0, j}) // the star
 	}
 	f := fakePeers{ordinals: ord}
 	got, err := resolve(&f, pairs, PeerAuto, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	peers := 0
-	for _, p := range got {
+	peersOf := map[int]map[int]bool{}
+	link := func(a, b int) {
+		if peersOf[a] == nil {
+			peersOf[a] = map[int]bool{}
+		}
+		peersOf[a][b] = true
+	}
+	var staged [][2]int
+	for i, p := range got {
 		switch p.State {
 		case PeerEnabled:
-			peers++
+			link(p.From, p.To)
+			link(p.To, p.From)
 		case PeerStaged:
+			staged = append(staged, [2]int{p.From, p.To})
 			if !strings.Contains(p.Reason, "limit") {
 				t.Errorf("pair %d->%d stages for %q, want the peer limit", p.From, p.To, p.Reason)
 			}
 		default:
 			t.Errorf("pair %d->%d is %v", p.From, p.To, p.State)
 		}
+		if i < 9 && p.State != PeerEnabled {
+			t.Errorf("chain pair %d->%d is %v, want peer", p.From, p.To, p.State)
+		}
 	}
-	if peers != maxPeers || len(f.enabled) != maxPeers {
-		t.Errorf("%d peer pairs, %d enabled; want %d", peers, len(f.enabled), maxPeers)
+	for g, ps := range peersOf {
+		if len(ps) > maxPeers {
+			t.Errorf("GPU %d has %d peers, more than %d", g, len(ps), maxPeers)
+		}
+	}
+	if n := len(peersOf[0]); n != maxPeers {
+		t.Errorf("GPU 0 has %d peers, want the limit %d", n, maxPeers)
+	}
+	if want := [][2]int{{0, 9}, {0, 10}}; !slices.Equal(staged, want) {
+		t.Errorf("staged pairs %v, want %v", staged, want)
+	}
+	if len(f.enabled) != 9+maxPeers {
+		t.Errorf("enable asked for %d pairs, want %d", len(f.enabled), 9+maxPeers)
 	}
 }
 
@@ -183,28 +219,5 @@ func TestParsePeerMode(t *testing.T) {
 	}
 	if PeerEnabled.String() != "peer" || PeerStaged.String() != "staged" || PeerOff.String() != "off" {
 		t.Error("state or mode names changed")
-	}
-}
-
-func TestChunkSize(t *testing.T) {
-	tests := []struct{ n, slot, want, chunks int }{
-		{1, 4 << 20, 1, 1},
-		{16 << 10, 4 << 20, 16 << 10, 1},
-		{256 << 10, 4 << 20, 256 << 10, 1},
-		{1 << 20, 4 << 20, 256 << 10, 4},
-		{64 << 20, 4 << 20, 4 << 20, 16},
-		{256 << 20, 4 << 20, 4 << 20, 64},
-		{8<<20 + 12345, 4 << 20, 1088 << 10, 8}, // odd size: the last chunk is short
-		{3*(1<<20) + 7, 1 << 20, 448 << 10, 7},  // an odd size
-		{100 << 10, 64 << 10, 64 << 10, 2},      // slots smaller than the minimum
-		{512 * 4096 * 4, 4 << 20, 1 << 20, 8},   // 512 rows of 4096 f32
-		{2 * 4096 * 4, 4 << 20, 32 << 10, 1},    // 2 rows
-	}
-	for _, tt := range tests {
-		c := chunkSize(tt.n, tt.slot)
-		chunks := (tt.n + c - 1) / c
-		if c != tt.want || chunks != tt.chunks || c > tt.slot {
-			t.Errorf("chunkSize(%d, %d) = %d (%d chunks), want %d (%d chunks)", tt.n, tt.slot, c, chunks, tt.want, tt.chunks)
-		}
 	}
 }

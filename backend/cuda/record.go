@@ -1,6 +1,9 @@
+//go:build cgo
+
 package cuda
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/infergo/infer/backend"
@@ -16,47 +19,51 @@ type recorded struct {
 }
 
 // Record implements backend.Recorder. The first call with a key captures the kernels
-// that enqueue issues into a CUDA graph (stream capture), instantiates it and launches
-// it; later calls with that key launch the graph again without calling enqueue. The
-// graph refers to the buffers enqueue used, so the key must name them: two sessions
+// that enqueue issues through k into a CUDA graph (stream capture), instantiates it and
+// launches it; later calls with that key launch the graph again without calling
+// enqueue. The lookup, the capture and the launch happen under one hold of the GPU's
+// lock, so concurrent Records of other keys (other sessions) wait rather than interleave.
+// The graph refers to the buffers enqueue used, so the key must name them: two sessions
 // with their own activations need two keys. Freeing any buffer a graph uses, or growing
 // a scratch area it uses, drops the graph, and the next Record of its key captures
 // afresh.
 //
-// enqueue must only call kernel methods of d: no Upload, Download, Sync, Alloc or Free,
-// which cannot be captured.
-func (d *Device) Record(key string, enqueue func()) error {
-	d.mu.Lock()
-	r, ok := d.graphs[key]
-	d.mu.Unlock()
-	if !ok {
-		var err error
-		if r, err = d.capture(enqueue); err != nil {
-			return fmt.Errorf("cuda: record %q: %w", key, err)
+// enqueue must only call the kernel methods of k, from the calling goroutine, and must
+// not call d itself (see Capture).
+func (d *Device) Record(key string, enqueue func(k backend.Kernels)) error {
+	err := d.do(func() error {
+		r, ok := d.graphs[key]
+		if !ok {
+			var err error
+			if r, err = d.record(enqueue); err != nil {
+				return err
+			}
+			if d.graphs == nil {
+				d.graphs = map[string]*recorded{}
+			}
+			d.graphs[key] = r
 		}
-		d.mu.Lock()
-		if d.graphs == nil {
-			d.graphs = map[string]*recorded{}
+		if err := r.g.launch(); err != nil {
+			return fmt.Errorf("replay: %w", err)
 		}
-		d.graphs[key] = r
-		d.mu.Unlock()
-	}
-	if err := r.g.Launch(); err != nil {
-		return fmt.Errorf("cuda: record %q: replay on %s: %w", key, d.name, err)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cuda: record %q on %s: %w", key, d.name, err)
 	}
 	return nil
 }
 
-// capture records enqueue's kernels into a graph, noting the allocations it uses.
-func (d *Device) capture(enqueue func()) (*recorded, error) {
+// record captures enqueue's kernels into a graph, noting the allocations it uses; it
+// runs under the lock.
+func (d *Device) record(enqueue func(k backend.Kernels)) (*recorded, error) {
+	if d.view != nil {
+		return nil, errors.New("record inside a capture")
+	}
 	r := &recorded{uses: map[*allocation]struct{}{}}
-	d.mu.Lock()
 	d.uses = r.uses
-	d.mu.Unlock()
-	g, err := d.Capture(func() error { enqueue(); return nil })
-	d.mu.Lock()
-	d.uses = nil
-	d.mu.Unlock()
+	defer func() { d.uses = nil }()
+	g, err := d.capture(func(k backend.Kernels) error { enqueue(k); return nil })
 	if err != nil {
 		return nil, err
 	}
@@ -64,30 +71,29 @@ func (d *Device) capture(enqueue func()) (*recorded, error) {
 	return r, nil
 }
 
-// noteUse adds a to the allocations of the graph being recorded, if any.
+// noteUse adds a to the allocations of the graph being recorded, if any. Only the calls
+// through a capture's Kernels (d.view) are recorded, under the lock the capture holds; a
+// call on the Device itself is never part of a capture (it waits for the capture to end).
 func (d *Device) noteUse(a *allocation) {
-	if a == nil {
+	if a == nil || d.view == nil {
 		return
 	}
-	d.mu.Lock()
 	if d.uses != nil {
 		d.uses[a] = struct{}{}
 	}
-	d.mu.Unlock()
 }
 
 // dropGraphs destroys the recorded graphs that use a, or every recorded graph when a is
-// nil; it runs under do, after the stream has drained.
+// nil; it runs under the lock. A graph still running is freed by the driver when it
+// completes.
 func (d *Device) dropGraphs(a *allocation) error {
-	var first error
+	var errs []error
 	for key, r := range d.graphs {
 		if _, used := r.uses[a]; a != nil && !used {
 			continue
 		}
-		if err := r.g.destroy(); err != nil && first == nil {
-			first = err
-		}
+		errs = append(errs, r.g.destroy())
 		delete(d.graphs, key)
 	}
-	return first
+	return errors.Join(errs...)
 }

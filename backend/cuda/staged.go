@@ -112,7 +112,6 @@ func (s *staged) copy(dst, src C.CUdeviceptr, n int, parts copyParts) error {
 	}
 	if h2d {
 		err := to.do(func() error {
-			to.q8.valid = false
 			return errors.Join(check("cuEventRecord", C.cu_event_record(s.dstFree, to.stream)),
 				check("cuStreamWaitEvent", C.cu_stream_wait_event(s.h2d, s.dstFree, 0)))
 		})

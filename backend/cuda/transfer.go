@@ -24,8 +24,11 @@ var (
 // copy through pinned host memory, or a device-to-device copy when both live on one GPU.
 // Every path is ordered with events: the copy starts after the work queued so far on
 // both devices (src is written, dst no longer read), and d's later work starts after
-// it. The host never waits. ok is false when src is not a CUDA buffer, or src's device
-// shares no peer table with d; split then copies through host memory.
+// it. The host never waits. ok is false only when src is not a CUDA buffer (split then
+// copies through host memory, as between a CPU and a GPU stage). Between two CUDA
+// devices without a path in one open peer table it is an error, not a silent blocking
+// copy through pageable host memory: build the table (NewPeers, or package gpu's Load)
+// with the pair.
 func (d *Device) TransferFrom(dst, src backend.Buffer) (ok bool, err error) {
 	o := d.buffer(dst, "TransferFrom's destination")
 	s, isCUDA := src.(*Buffer)
@@ -36,25 +39,27 @@ func (d *Device) TransferFrom(dst, src backend.Buffer) (ok bool, err error) {
 		panic(fmt.Sprintf("cuda: TransferFrom %v (%d, %d) to %v (%d, %d)", s.dt, s.rows, s.cols, o.dt, o.rows, o.cols))
 	}
 	n := o.Bytes()
-	if s.dev == d {
+	if s.dev.device == d.device {
 		err := d.do(func() error {
-			d.q8.valid = false
 			return check("cuMemcpyDtoDAsync_v2", C.cu_memcpy_dtod_async(C.CUdeviceptr(o.ptr), C.CUdeviceptr(s.ptr), C.size_t(n), d.stream))
 		})
 		return true, err
 	}
+	noPath := func(why string) (bool, error) {
+		return true, fmt.Errorf("cuda: transfer %s → %s: %s; build a peer table with the pair (NewPeers)", s.dev.name, d.name, why)
+	}
 	p := d.table()
 	if p == nil || s.dev.table() != p {
-		return false, nil
+		return noPath("the devices share no open peer table")
 	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if p.closed {
-		return false, nil
+		return noPath("their peer table is closed")
 	}
 	l := p.links[[2]*Device{s.dev, d}]
 	if l == nil {
-		return false, nil
+		return noPath("the pair is not in their peer table")
 	}
 	if err := l.copy(o.ptr, s.ptr, n, copyBoth); err != nil {
 		return true, fmt.Errorf("cuda: transfer %d bytes %s → %s (%v): %w", n, s.dev.name, d.name, l.state, err)
@@ -79,11 +84,25 @@ func (d *Device) AllocShared(dt tensor.DType, rows, cols int, peer backend.Devic
 	if !direct {
 		return d.Alloc(dt, rows, cols)
 	}
+	return d.boundary(dt, rows, cols, pd)
+}
+
+// boundary allocates a buffer that d and peer may both access: a VMM mapping on d with
+// access granted to peer where d supports VMM, else a plain allocation (which peer
+// reaches through peer access to d's context).
+func (d *Device) boundary(dt tensor.DType, rows, cols int, peer *Device) (*Buffer, error) {
+	if !d.info.VMM {
+		b, err := d.Alloc(dt, rows, cols)
+		if err != nil {
+			return nil, err
+		}
+		return b.(*Buffer), nil
+	}
 	b, err := d.AllocMapped(dt, rows, cols)
 	if err != nil {
 		return nil, err
 	}
-	if err := d.Grant(b, pd); err != nil {
+	if err := d.Grant(b, peer); err != nil {
 		d.Free(b)
 		return nil, err
 	}
@@ -126,8 +145,7 @@ func newLink(from, to *Device, st PeerState) (*link, error) {
 	}
 	err = to.do(func() error { return check("cuEventCreate", C.cu_event_create(&l.free, eventDisableTiming)) })
 	if err != nil {
-		from.do(func() error { return check("cuEventDestroy_v2", C.cu_event_destroy(l.ready)) })
-		return nil, err
+		return nil, errors.Join(err, from.do(func() error { return check("cuEventDestroy_v2", C.cu_event_destroy(l.ready)) }))
 	}
 	return l, nil
 }
@@ -144,7 +162,6 @@ func (l *link) copy(dst, src uint64, n int, parts copyParts) error {
 	}
 	from, to := l.from, l.to
 	err := to.do(func() error {
-		to.q8.valid = false
 		return check("cuEventRecord", C.cu_event_record(l.free, to.stream))
 	})
 	if err != nil {

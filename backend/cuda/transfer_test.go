@@ -1,3 +1,5 @@
+//go:build cgo
+
 package cuda
 
 import (
@@ -68,10 +70,28 @@ func newTestPeers(t testing.TB, devs []*Device, pairs [][2]int, opts PeerOptions
 
 var bothWays = [][2]int{{0, 1}, {1, 0}}
 
-// TestPeersReachPeer checks the state machine on two NVLink GPUs: both directions end
-// Peer, and building the table again (access already enabled) gives the same answer.
+// needPeerPath skips t unless the driver reports a peer path between devs[0] and
+// devs[1] in both directions (NVLink, or PCIe with P2P): on other machines peer pairs
+// stage, which the staged tests cover.
+func needPeerPath(t *testing.T, devs []*Device) {
+	t.Helper()
+	for _, pr := range bothWays {
+		info, err := devs[pr[0]].Peer(devs[pr[1]])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !info.CanAccess {
+			t.Skipf("no peer path from %s to %s (cuDeviceCanAccessPeer = 0): this machine stages every pair", devs[pr[0]].name, devs[pr[1]].name)
+		}
+	}
+}
+
+// TestPeersReachPeer checks the state machine on two GPUs with a peer path: both
+// directions end Peer, and building the table again (access already enabled) gives the
+// same answer.
 func TestPeersReachPeer(t *testing.T) {
 	devs := openOrdinals(t, 0, 1)
+	needPeerPath(t, devs)
 	for round := range 2 {
 		p, err := NewPeers(devs, bothWays, PeerOptions{Logf: t.Logf})
 		if err != nil {
@@ -107,9 +127,13 @@ var transferConfigs = []transferConfig{
 	{"same", []int{0, 0}, PeerOptions{}, [2]PeerState{PeerSame, PeerSame}},
 }
 
-// setUp opens the config's devices and table and checks the states.
+// setUp opens the config's devices and table and checks the states; a config that
+// expects a Peer pair is skipped on a machine without a peer path.
 func (c transferConfig) setUp(t *testing.T) ([]*Device, *Peers) {
 	devs := openOrdinals(t, c.ordinals...)
+	if c.want[0] == PeerEnabled || c.want[1] == PeerEnabled {
+		needPeerPath(t, devs)
+	}
 	p := newTestPeers(t, devs, bothWays, c.opts)
 	for i, pr := range bothWays {
 		if st := p.State(pr[0], pr[1]); st != c.want[i] {
@@ -265,8 +289,14 @@ func must(b backend.Buffer, err error) backend.Buffer {
 	return b
 }
 
-// TestTransferTimings logs each path's time at the sizes that matter: one hidden state
-// (16 KiB), 64 MiB (the staged overlap check) and 256 MiB (peer bandwidth).
+// maxStagedOverlap bounds Timing.Overlap of a 64 MiB staged transfer: the pipeline
+// costs about one half plus one chunk (staged.go), about 0.53 of the two halves' sum;
+// 0.75 leaves room for a noisy host and still fails a pipeline that does not overlap.
+const maxStagedOverlap = 0.75
+
+// TestTransferTimings times each path at the sizes that matter: one hidden state
+// (16 KiB), 64 MiB (the staged overlap check) and 256 MiB (peer bandwidth), and asserts
+// the staged pipeline's overlap at 64 MiB.
 func TestTransferTimings(t *testing.T) {
 	for _, c := range transferConfigs[:2] {
 		t.Run(c.name, func(t *testing.T) {
@@ -279,9 +309,42 @@ func TestTransferTimings(t *testing.T) {
 				}
 				t.Logf("%s 0->1 %9d bytes: %8.1f us %7.1f GB/s  D2H %8.1f us  H2D %8.1f us  overlap %.2f",
 					tm.Path, size, us(tm.Time.Seconds()), tm.GBps(), us(tm.D2H.Seconds()), us(tm.H2D.Seconds()), tm.Overlap())
+				if tm.Path != c.want[0] {
+					t.Errorf("%d bytes went by %v, want %v", size, tm.Path, c.want[0])
+				}
+				if tm.Path != PeerStaged || size != 64<<20 {
+					continue
+				}
+				if o := tm.Overlap(); o <= 0 || o > maxStagedOverlap {
+					t.Errorf("staged 64 MiB: %v against D2H %v + H2D %v: overlap %.2f, want at most %.2f",
+						tm.Time, tm.D2H, tm.H2D, o, maxStagedOverlap)
+				}
 			}
 		})
 	}
 }
 
 func us(s float64) float64 { return s * 1e6 }
+
+func TestChunkSize(t *testing.T) {
+	tests := []struct{ n, slot, want, chunks int }{
+		{1, 4 << 20, 1, 1},
+		{16 << 10, 4 << 20, 16 << 10, 1},
+		{256 << 10, 4 << 20, 256 << 10, 1},
+		{1 << 20, 4 << 20, 256 << 10, 4},
+		{64 << 20, 4 << 20, 4 << 20, 16},
+		{256 << 20, 4 << 20, 4 << 20, 64},
+		{8<<20 + 12345, 4 << 20, 1088 << 10, 8}, // odd size: the last chunk is short
+		{3*(1<<20) + 7, 1 << 20, 448 << 10, 7},  // an odd size
+		{100 << 10, 64 << 10, 64 << 10, 2},      // slots smaller than the minimum
+		{512 * 4096 * 4, 4 << 20, 1 << 20, 8},   // 512 rows of 4096 f32
+		{2 * 4096 * 4, 4 << 20, 32 << 10, 1},    // 2 rows
+	}
+	for _, tt := range tests {
+		c := chunkSize(tt.n, tt.slot)
+		chunks := (tt.n + c - 1) / c
+		if c != tt.want || chunks != tt.chunks || c > tt.slot {
+			t.Errorf("chunkSize(%d, %d) = %d (%d chunks), want %d (%d chunks)", tt.n, tt.slot, c, chunks, tt.want, tt.chunks)
+		}
+	}
+}

@@ -57,18 +57,15 @@ func (v vmm) mapNew(a *allocation) error {
 		return err
 	}
 	if err := check("cuMemAddressReserve", C.cu_mem_address_reserve(&a.ptr, C.size_t(a.size), C.size_t(v.granularity))); err != nil {
-		C.cu_mem_release(a.handle)
-		return err
+		return errors.Join(err, check("cuMemRelease", C.cu_mem_release(a.handle)))
 	}
 	if err := check("cuMemMap", C.cu_mem_map(a.ptr, C.size_t(a.size), a.handle)); err != nil {
-		C.cu_mem_address_free(a.ptr, C.size_t(a.size))
-		C.cu_mem_release(a.handle)
-		return err
+		return errors.Join(err, check("cuMemAddressFree", C.cu_mem_address_free(a.ptr, C.size_t(a.size))),
+			check("cuMemRelease", C.cu_mem_release(a.handle)))
 	}
 	a.mapped = true
 	if err := grant(a, v.device); err != nil {
-		a.unmap()
-		return err
+		return errors.Join(err, a.unmap())
 	}
 	return nil
 }

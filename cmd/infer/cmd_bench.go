@@ -77,24 +77,19 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // benchModel loads one model with opts and runs every test on it, printing each row.
 func benchModel(ctx context.Context, path string, opts model.Options, tests []bench.Test, f *benchFlags, p bench.Printer) error {
-	gpus, err := f.gpu.open(path, &opts)
+	m, err := f.gpu.load(ctx, path, opts)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	defer gpus.Close()
+	defer closeModel(m, opts.Logf)
 	backendName, level := "CPU", tensor.Level().String()
-	if len(gpus.devs) > 0 {
+	if len(m.Devices()) > 0 {
 		backendName, level = "CUDA", ""
 	}
 	info, err := bench.Describe(path)
 	if err != nil {
 		return err
 	}
-	m, err := model.Load(path, opts)
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
-	defer m.Close()
 	s, err := m.NewSession()
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)

@@ -38,16 +38,12 @@ func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("perplexity: %w", err)
 	}
-	gpus, err := mf.gpu.open(mf.path, &mopts)
+	gm, err := mf.gpu.load(ctx, mf.path, mopts)
 	if err != nil {
 		return err
 	}
-	defer gpus.Close()
-	m, err := model.Load(mf.path, mopts)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
+	defer closeModel(gm, mopts.Logf)
+	m := gm.Model
 	opts := model.PerplexityOptions{Ctx: mf.ctx, Batch: mf.batch, Chunks: *chunks}
 	res, err := model.Perplexity(ctx, m, string(text), opts, func(c model.ChunkResult) {
 		printChunk(stdout, stderr, c)

@@ -79,19 +79,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	gpus, err := f.model.gpu.open(f.model.path, &mopts)
-	if err != nil {
-		return err
-	}
-	defer gpus.Close()
 	if f.plan {
-		return printPlan(stdout, f.model.path, mopts)
+		p, err := f.model.gpu.plan(f.model.path, mopts)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(stdout, p.String())
+		return err
 	}
-	m, err := model.Load(f.model.path, mopts)
+	gm, err := f.model.gpu.load(ctx, f.model.path, mopts)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	defer closeModel(gm, mopts.Logf)
+	m := gm.Model
 	gopts := model.GenerateOptions{NPredict: max(f.nPredict, 0), Sampler: f.sampler}
 	gopts.Sampler.Seed = uint64(f.seed)
 	if f.seed < 0 {
@@ -135,17 +136,4 @@ func runStreaming(ctx context.Context, m *model.Model, prompt string, opts model
 	fmt.Fprintf(stderr, "prompt: %d tokens, %.2f tokens/s; generated: %d tokens, %.2f tokens/s; stop: %v; seed %d\n",
 		len(res.PromptTokens), res.PromptTokensPerSecond(), len(res.Tokens), res.GenTokensPerSecond(), res.Stop, opts.Sampler.Seed)
 	return nil
-}
-
-// printPlan prints the plan Load would follow with opts: one line per stage.
-func printPlan(stdout io.Writer, path string, opts model.Options) error {
-	p := opts.Split.Plan
-	if p == nil {
-		var err error
-		if p, err = model.PlanFor(path, opts); err != nil {
-			return err
-		}
-	}
-	_, err := io.WriteString(stdout, p.String())
-	return err
 }

@@ -3,11 +3,13 @@ package main
 import (
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/infergo/infer/backend/cuda"
+	"github.com/infergo/infer/gpu"
 	"github.com/infergo/infer/internal/testdata"
 	"github.com/infergo/infer/model"
 )
@@ -98,18 +100,26 @@ func TestGPUBatchAlternation(t *testing.T) {
 	tokens := one.Tokenizer().Encode(string(text[:20000]), true)[:512]
 	warm := tokens[:2]
 	wantWarm, wantFull := alternate(t, one, warm, tokens, 1)
+	const (
+		peer   = cuda.PeerEnabled
+		staged = cuda.PeerStaged
+	)
 	for _, tt := range []struct {
 		name  string
 		devs  []int
 		popts cuda.PeerOptions
+		want  []cuda.PeerState // the states of the plan's hops, in order
 	}{
-		{"2 GPUs, peer auto", []int{0, 1}, cuda.PeerOptions{Mode: cuda.PeerAuto}},
-		{"2 GPUs, peer off", []int{0, 1}, cuda.PeerOptions{Mode: cuda.PeerOff}},
-		{"4 stages, peer auto", []int{0, 1, 0, 1}, cuda.PeerOptions{Mode: cuda.PeerAuto}},
-		{"4 stages, mixed: 1->0 staged", []int{0, 1, 0, 1}, cuda.PeerOptions{Mode: cuda.PeerAuto, Staged: [][2]int{{1, 2}}}},
+		{"2 GPUs, peer auto", []int{0, 1}, cuda.PeerOptions{Mode: cuda.PeerAuto}, []cuda.PeerState{peer}},
+		{"2 GPUs, peer off", []int{0, 1}, cuda.PeerOptions{Mode: cuda.PeerOff}, []cuda.PeerState{staged}},
+		{"4 stages, peer auto", []int{0, 1, 0, 1}, cuda.PeerOptions{Mode: cuda.PeerAuto}, []cuda.PeerState{peer, peer, peer}},
+		{"4 stages, mixed: 1->0 staged", []int{0, 1, 0, 1}, cuda.PeerOptions{Mode: cuda.PeerAuto, Staged: [][2]int{{1, 2}}}, []cuda.PeerState{peer, staged, peer}},
+		{"4 stages, mixed: second 0->1 staged", []int{0, 1, 0, 1}, cuda.PeerOptions{Mode: cuda.PeerAuto, Staged: [][2]int{{2, 3}}}, []cuda.PeerState{peer, peer, staged}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m := loadOn(t, path, opts, tt.devs, tt.popts)
+			gm := placeOn(t, path, opts, tt.devs, tt.popts)
+			checkPairs(t, gm, tt.want)
+			m := gm.Model
 			start := time.Now()
 			gotWarm, gotFull := alternate(t, m, warm, tokens, iters)
 			t.Logf("%s: %d alternations in %v", tt.name, iters, time.Since(start).Round(time.Millisecond))
@@ -120,6 +130,22 @@ func TestGPUBatchAlternation(t *testing.T) {
 				t.Errorf("512-batch logit %d: %g, one GPU %g", i, gotFull[i], wantFull[i])
 			}
 		})
+	}
+}
+
+// checkPairs checks the states of m's peer table, one per hop of its plan; a Peer
+// expected on a machine without a peer path skips the test.
+func checkPairs(t *testing.T, m *gpu.Model, want []cuda.PeerState) {
+	t.Helper()
+	var got []cuda.PeerState
+	for _, pr := range m.Peers().Pairs() {
+		got = append(got, pr.State)
+		if pr.State == cuda.PeerUnsupported {
+			t.Skipf("pair %d->%d: %s", pr.From, pr.To, pr.Reason)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("pair states %v, want %v", got, want)
 	}
 }
 

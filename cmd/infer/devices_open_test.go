@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/infergo/infer/backend/cuda"
+	"github.com/infergo/infer/gpu"
 	"github.com/infergo/infer/internal/testdata"
 	"github.com/infergo/infer/model"
 )
@@ -74,30 +75,33 @@ func needGPUs(t *testing.T, n int) {
 	}
 }
 
-// loadOn loads path with opts on a device per ordinal (none: the CPU) with peer options
-// popts; the model and devices are closed when the test ends, the model first.
+// loadOn loads path with opts on a device per ordinal (none: the CPU), layers split
+// equally, with peer options popts; the model, its peer table and its devices are closed
+// when the test ends.
 func loadOn(t *testing.T, path string, opts model.Options, ordinals []int, popts cuda.PeerOptions) *model.Model {
+	t.Helper()
+	return placeOn(t, path, opts, ordinals, popts).Model
+}
+
+// placeOn is loadOn returning the gpu.Model, for its devices and peer table.
+func placeOn(t *testing.T, path string, opts model.Options, ordinals []int, popts cuda.PeerOptions) *gpu.Model {
 	t.Helper()
 	if len(ordinals) > 0 {
 		opts.Split.Ratios = make([]float64, len(ordinals))
 		for i := range opts.Split.Ratios {
 			opts.Split.Ratios[i] = 1
 		}
-		g, err := openPlaced(path, &opts, ordinals, popts, cuda.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := g.Close(); err != nil {
-				t.Error(err)
-			}
-		})
 	}
-	m, err := model.Load(path, opts)
+	popts.Logf = t.Logf
+	m, err := gpu.Load(context.Background(), path, gpu.Options{Ordinals: ordinals, Model: opts, Peers: popts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { m.Close() })
+	t.Cleanup(func() {
+		if err := m.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	return m
 }
 
