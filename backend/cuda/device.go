@@ -58,10 +58,10 @@ type device struct {
 	capturing bool // a graph is being recorded (Capture)
 	// graphs are the graphs Record keeps, by key; uses, while Record captures, collects
 	// the allocations the captured kernels use.
-	graphs map[string]*recorded
-	uses   map[*allocation]struct{}
-	held   *heldMV   // a batch-1 mat-vec not launched yet, for fusion (fuse.go)
-	pair   *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
+	graphs  map[string]*recorded
+	uses    map[*allocation]struct{}
+	held    *heldMV   // a batch-1 mat-vec not launched yet, for fusion (fuse.go)
+	pair    *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
 	noFuse  bool      // tests: launch every kernel as asked, unfused
 	noFlash bool      // tests: prompt attention on the per-row path, not the flash kernels
 	noAhead bool      // tests: prefill weights dequantized on the compute stream
