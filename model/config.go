@@ -67,7 +67,8 @@ func (c Config) KVDim() int { return c.NHeadKV * c.HeadDim }
 func (c Config) QDim() int { return c.NHead * c.HeadDim }
 
 // configFromGGUF reads the hyperparameters of f, as llama.cpp's llm_load_hparams does for
-// LLM_ARCH_LLAMA (qwen2 and qwen3 read the same keys under their prefix), and checks that they describe a model this package can run.
+// LLM_ARCH_LLAMA (qwen2 and qwen3 read the same keys under their prefix), and checks
+// that they describe a model this package can run.
 func configFromGGUF(f *gguf.File) (Config, error) {
 	c := Config{Arch: f.Arch()}
 	block, ok := architectures[c.Arch]
