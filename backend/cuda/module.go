@@ -51,7 +51,7 @@ func kernelTable() []kernel {
 		{"attention", "attention_f32", false}, {"attention", "attention_f16", false},
 		{"attention", "attention_combine", false},
 		{"elementwise", "swiglu_f32", false}, {"elementwise", "swiglu_q8", true}, {"elementwise", "add_f32", false},
-		{"elementwise", "add_row_f32", false},
+		{"elementwise", "add_row_f32", true},
 		{"elementwise", "copy_f32_f32", false}, {"elementwise", "copy_f32_f16", false}, {"elementwise", "copy_bf16_f32", false},
 		{"elementwise", "copy_f16_f32", false}, {"elementwise", "copy_f16_f16", false},
 	}

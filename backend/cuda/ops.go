@@ -147,8 +147,19 @@ func (d *Device) Add(dst, x backend.Buffer) {
 	need(o.dt == tensor.F32 && v.dt == tensor.F32 && o.cols == v.cols && (v.rows == o.rows || v.rows == 1),
 		"Add: dst %v (%d, %d), x %v (%d, %d)", o.dt, o.rows, o.cols, v.dt, v.rows, v.cols)
 	if v.rows != o.rows { // a row over several: never a held mat-vec's epilogue
-		a := new(args).ptr(o.ptr).ptr(v.ptr).i32(o.rows).i32(o.cols)
-		d.run("add_row_f32", dim3{ceilDiv(o.cols, threads), min(o.rows, maxGridY), 1}, dim3{threads, 1, 1}, a)
+		d.enqueue("add_row_f32", func() error {
+			if !d.has("add_row_f32") { // older PTX: add_f32 row by row
+				for r := 0; r < o.rows; r++ {
+					a := new(args).ptr(o.ptr + uint64(r*o.cols*4)).ptr(v.ptr).u64(uint64(o.cols))
+					if err := d.launch("add_f32", dim3{min(ceilDiv(o.cols, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			a := new(args).ptr(o.ptr).ptr(v.ptr).i32(o.rows).i32(o.cols)
+			return d.launch("add_row_f32", dim3{ceilDiv(o.cols, threads), min(o.rows, maxGridY), 1}, dim3{threads, 1, 1}, a)
+		})
 		return
 	}
 	n := o.rows * o.cols
