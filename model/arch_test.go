@@ -83,6 +83,7 @@ func TestArchErrors(t *testing.T) {
 // (tinyshakespeare, -c 128 -b 128 --chunks 20): perplexity with an F32 cache within
 // 1e-4 of llama.cpp's for F32 weights and 1e-3 for quantized ones, with the default F16
 // cache within 1e-3; and for the stories260K-based files, llama-simple's greedy text.
+// -short runs the stories260K-based files only.
 func TestArchMatchesLlamaCpp(t *testing.T) {
 	ref := testdata.LoadArchReference(t)
 	text := loadText(t)
@@ -90,6 +91,9 @@ func TestArchMatchesLlamaCpp(t *testing.T) {
 	for _, rm := range ref.Models {
 		file := "arch/" + rm.File
 		t.Run(strings.TrimSuffix(rm.File, ".gguf"), func(t *testing.T) {
+			if testing.Short() && !strings.HasPrefix(rm.File, "stories260K") {
+				t.Skip("-short: the stories260K-based files only")
+			}
 			tol := 1e-3
 			if strings.HasSuffix(rm.File, "-F32.gguf") {
 				tol = 1e-4
