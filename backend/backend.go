@@ -53,6 +53,9 @@ type Kernels interface {
 	// dequantized. tokens is an I32 buffer of n rows and one column.
 	Embed(dst, table, tokens Buffer)
 	// RMSNorm sets each row of dst to x/rms(x) ⊙ weight; weight is one row of F32.
+	// weight may also be shorter than the rows, of a length that divides theirs: each
+	// group of that many elements of a row is then normalised on its own, with the same
+	// weight (a per-head norm of q or k). dst may be x.
 	RMSNorm(dst, x, weight Buffer, eps float32)
 	// MatMul sets dst (n, out) = x (n, in) · wᵀ where w is (out, in) of any weight type.
 	// Quantized weights are multiplied against activations quantized to
@@ -70,7 +73,8 @@ type Kernels interface {
 	Attention(dst, q, k, v, positions Buffer, a Attention)
 	// SwiGLU sets dst = silu(gate) ⊙ up, element-wise.
 	SwiGLU(dst, gate, up Buffer)
-	// Add sets dst += x, element-wise.
+	// Add sets dst += x, element-wise. x is dst's shape, or one row that is added to
+	// every row of dst (a bias).
 	Add(dst, x Buffer)
 	// Copy copies src into dst of the same shape, converting between F32 and F16.
 	Copy(dst, src Buffer)

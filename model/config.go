@@ -10,7 +10,7 @@ import (
 
 // Config is a model's hyperparameters, read from its GGUF metadata.
 type Config struct {
-	Arch      string  // general.architecture: llama (or mistral, the same graph)
+	Arch      string  // general.architecture: llama, mistral, qwen2 or qwen3 (see Block)
 	NVocab    int     // rows of token_embd.weight
 	NCtxTrain int     // <arch>.context_length
 	NEmbd     int     // <arch>.embedding_length
@@ -23,6 +23,41 @@ type Config struct {
 	RopeBase  float32 // <arch>.rope.freq_base (default 10000)
 	RopeScale float32 // 1/<arch>.rope.scaling.factor for linear scaling, else 1
 	NormEps   float32 // <arch>.attention.layer_norm_rms_epsilon
+	Block     Block   // how the architecture's block differs from llama's
+}
+
+// Block is what an architecture changes in the llama block, as data the forward pass
+// (llama.go) reads: which optional tensors a layer has and how q and k are rotated.
+// Every architecture Load accepts is the llama block with these switches.
+type Block struct {
+	// RopeNeoX rotates the element pairs (i, i+RopeDims/2) of each head instead of
+	// (2i, 2i+1): Hugging Face's rotate_half order, kept by the qwen2/qwen3 converters.
+	RopeNeoX bool
+	// QKVBias: blk.N.attn_{q,k,v}.bias, added to q, k and v after their projections.
+	QKVBias Need
+	// QKNorm: blk.N.attn_{q,k}_norm.weight (HeadDim elements), an RMS norm of every head
+	// of q and k before the rotation.
+	QKNorm Need
+}
+
+// Need says whether a block's optional tensors are in an architecture's files.
+type Need uint8
+
+// The values of Need.
+const (
+	Never    Need = iota // not read, even when the file has them
+	Optional             // used when the file has them
+	Required             // a file without them is an error
+)
+
+// architectures are the general.architecture values Load accepts, as llama.cpp's
+// llm_build_llama, llm_build_qwen2 and llm_build_qwen3 read them (llama's attention
+// biases are optional there too).
+var architectures = map[string]Block{
+	"llama":   {QKVBias: Optional},
+	"mistral": {QKVBias: Optional},
+	"qwen2":   {RopeNeoX: true, QKVBias: Required},
+	"qwen3":   {RopeNeoX: true, QKNorm: Required},
 }
 
 // KVDim is the width of one K or V cache row: NHeadKV·HeadDim.
@@ -31,16 +66,16 @@ func (c Config) KVDim() int { return c.NHeadKV * c.HeadDim }
 // QDim is the width of the attention's query and output: NHead·HeadDim.
 func (c Config) QDim() int { return c.NHead * c.HeadDim }
 
-// architectures are the general.architecture values Load accepts; all run the llama graph.
-var architectures = map[string]bool{"llama": true, "mistral": true}
-
 // configFromGGUF reads the hyperparameters of f, as llama.cpp's llm_load_hparams does for
-// LLM_ARCH_LLAMA, and checks that they describe a model this package can run.
+// LLM_ARCH_LLAMA (qwen2 and qwen3 read the same keys under their prefix), and checks
+// that they describe a model this package can run.
 func configFromGGUF(f *gguf.File) (Config, error) {
 	c := Config{Arch: f.Arch()}
-	if !architectures[c.Arch] {
-		return c, fmt.Errorf("general.architecture %q: not supported (want llama)", c.Arch)
+	block, ok := architectures[c.Arch]
+	if !ok {
+		return c, fmt.Errorf("general.architecture %q: %w (want llama, mistral, qwen2 or qwen3)", c.Arch, ErrUnsupportedArchitecture)
 	}
+	c.Block = block
 	r := metaReader{f: f, prefix: c.Arch + "."}
 	c.NCtxTrain = r.int("context_length", -1)
 	c.NEmbd = r.int("embedding_length", -1)

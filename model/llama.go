@@ -95,12 +95,15 @@ func (m *Model) stage(d backend.Kernels, k int, x, out *activations, cache *kvCa
 
 // attend is x += wo·attention(rope(wq·norm(x)), cache), with this batch's keys and
 // values stored in the cache rows of their positions first; l indexes the stage's cache.
+// Between the projections and the rotation, shapeQKV applies what the architecture
+// adds to the llama block (Config.Block).
 func (m *Model) attend(d backend.Kernels, st *stage, a *activations, ly *layer, cache *kvCache, l int) {
 	rope := m.rope(st)
 	d.RMSNorm(a.xb, a.x, ly.attnNorm, m.cfg.NormEps)
 	d.MatMul(a.q, ly.wq, a.xb)
 	d.MatMul(a.k, ly.wk, a.xb)
 	d.MatMul(a.v, ly.wv, a.xb)
+	m.shapeQKV(d, a, &ly.blockExtras)
 	d.RoPE(a.q, a.pos, rope)
 	d.RoPE(a.k, a.pos, rope)
 	d.SetRows(cache.k[l], a.k, a.pos)
@@ -108,6 +111,49 @@ func (m *Model) attend(d backend.Kernels, st *stage, a *activations, ly *layer, 
 	d.Attention(a.att, a.q, cache.k[l], cache.v[l], a.pos, m.attention())
 	d.MatMul(a.xb, ly.wo, a.att)
 	d.Add(a.x, a.xb)
+}
+
+// blockExtras are a layer's optional tensors (Config.Block), nil where the architecture
+// or the file has none.
+type blockExtras struct {
+	bq, bk, bv   backend.Buffer // (1, nHead·headDim), (1, nHeadKV·headDim) twice: biases of q, k, v
+	qNorm, kNorm backend.Buffer // (1, headDim): RMS norm weights of every head of q and k
+}
+
+// loadExtras loads the optional tensors, named p<name>, that m.cfg.Block asks for with
+// ld, loadStage's loader (which keeps the first error).
+func (m *Model) loadExtras(p string, ld func(name string, matrix bool, dims ...int) backend.Buffer) blockExtras {
+	c := m.cfg
+	opt := func(n Need, name string, dim int) backend.Buffer {
+		if _, ok := m.file.Tensor(p + name); n == Required || n == Optional && ok {
+			return ld(p+name, false, dim)
+		}
+		return nil
+	}
+	return blockExtras{
+		bq:    opt(c.Block.QKVBias, "attn_q.bias", c.QDim()),
+		bk:    opt(c.Block.QKVBias, "attn_k.bias", c.KVDim()),
+		bv:    opt(c.Block.QKVBias, "attn_v.bias", c.KVDim()),
+		qNorm: opt(c.Block.QKNorm, "attn_q_norm.weight", c.HeadDim),
+		kNorm: opt(c.Block.QKNorm, "attn_k_norm.weight", c.HeadDim),
+	}
+}
+
+// shapeQKV adds the biases to the projections (one row added to every row: qwen2) and
+// normalises every head of q and k (a weight row of headDim: qwen3), where the layer
+// has them.
+func (m *Model) shapeQKV(d backend.Kernels, a *activations, e *blockExtras) {
+	for _, p := range [...]struct{ x, bias backend.Buffer }{{a.q, e.bq}, {a.k, e.bk}, {a.v, e.bv}} {
+		if p.bias != nil {
+			d.Add(p.x, p.bias)
+		}
+	}
+	if e.qNorm != nil {
+		d.RMSNorm(a.q, a.q, e.qNorm, m.cfg.NormEps)
+	}
+	if e.kNorm != nil {
+		d.RMSNorm(a.k, a.k, e.kNorm, m.cfg.NormEps)
+	}
 }
 
 // feedForward is x += down·(silu(gate·norm(x)) ⊙ up·norm(x)).

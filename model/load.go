@@ -24,6 +24,7 @@ type layer struct {
 	gate     backend.Buffer // (ff, dim)
 	up       backend.Buffer // (ff, dim)
 	down     backend.Buffer // (dim, ff)
+	blockExtras
 }
 
 // wrapper is implemented by devices that can use host memory in place (the CPU device),
@@ -159,6 +160,7 @@ func (m *Model) loadStage(ctx context.Context, st *stage, first, last bool) erro
 		l.gate = ld(p+"ffn_gate.weight", true, c.NEmbd, c.NFF)
 		l.up = ld(p+"ffn_up.weight", true, c.NEmbd, c.NFF)
 		l.down = ld(p+"ffn_down.weight", true, c.NFF, c.NEmbd)
+		l.blockExtras = m.loadExtras(p, ld)
 	}
 	return err
 }

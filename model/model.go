@@ -176,7 +176,7 @@ func (m *Model) Plan() *split.Plan { return m.plan }
 // rope is the rotary embedding of the model's queries and keys on stage st.
 func (m *Model) rope(st *stage) backend.Rope {
 	return backend.Rope{HeadDim: m.cfg.HeadDim, Dims: m.cfg.RopeDims, Base: m.cfg.RopeBase,
-		Scale: m.cfg.RopeScale, Factors: st.ropeFreqs}
+		Scale: m.cfg.RopeScale, NeoX: m.cfg.Block.RopeNeoX, Factors: st.ropeFreqs}
 }
 
 // attention describes the model's attention; the scale is llama.cpp's

@@ -60,7 +60,7 @@ func sizes(f *gguf.File, c Config, o Options) split.Sizes {
 	sz := split.Sizes{Layer: make([]int64, c.NLayer)}
 	for l := range sz.Layer {
 		for _, n := range layerTensors {
-			sz.Layer[l] += bytesOf(fmt.Sprintf("blk.%d.%s.weight", l, n))
+			sz.Layer[l] += bytesOf(fmt.Sprintf("blk.%d.%s", l, n))
 		}
 		sz.Layer[l] += bytesOf("rope_freqs.weight")
 	}
@@ -79,9 +79,10 @@ func sizes(f *gguf.File, c Config, o Options) split.Sizes {
 	return sz
 }
 
-// layerTensors are the tensors of one block, blk.N.<name>.weight.
-var layerTensors = [...]string{"attn_norm", "attn_q", "attn_k", "attn_v", "attn_output",
-	"ffn_norm", "ffn_gate", "ffn_up", "ffn_down"}
+// layerTensors are the tensors of one block, blk.N.<name>, the optional ones included.
+var layerTensors = [...]string{"attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+	"attn_output.weight", "ffn_norm.weight", "ffn_gate.weight", "ffn_up.weight", "ffn_down.weight",
+	"attn_q.bias", "attn_k.bias", "attn_v.bias", "attn_q_norm.weight", "attn_k_norm.weight"}
 
 // makePlan places a model of config c in file f over o.Devices (a CPU device when there
 // are none). It allocates nothing; a model that does not fit is an error naming the

@@ -20,11 +20,19 @@ type tiny struct {
 	order   []string
 }
 
-func newTiny(seed uint64) *tiny {
+func newTiny(seed uint64) *tiny { return newTinyArch(seed, "llama") }
+
+// newTinyArch is newTiny for architecture arch: qwen2 adds q, k, v biases; qwen3 adds
+// per-head q and k norms and has heads of 6 (q and the attention output are then 12
+// wide, not dim 8). Both rotate NeoX pairs.
+func newTinyArch(seed uint64, arch string) *tiny {
 	m := &tiny{
-		cfg: Config{Arch: "llama", NVocab: 11, NCtxTrain: 32, NEmbd: 8, NLayer: 2, NHead: 2, NHeadKV: 1,
-			HeadDim: 4, NFF: 16, RopeDims: 4, RopeBase: 10000, RopeScale: 1, NormEps: 1e-5},
+		cfg: Config{Arch: arch, NVocab: 11, NCtxTrain: 32, NEmbd: 8, NLayer: 2, NHead: 2, NHeadKV: 1,
+			HeadDim: 4, NFF: 16, RopeDims: 4, RopeBase: 10000, RopeScale: 1, NormEps: 1e-5, Block: architectures[arch]},
 		tensors: map[string][]float32{}, dims: map[string][]uint64{},
+	}
+	if arch == "qwen3" {
+		m.cfg.HeadDim, m.cfg.RopeDims = 6, 6
 	}
 	r := rand.New(rand.NewPCG(seed, 7))
 	c := m.cfg
@@ -56,6 +64,15 @@ func newTiny(seed uint64) *tiny {
 		add(p+"ffn_gate.weight", 0.5, 0, c.NEmbd, c.NFF)
 		add(p+"ffn_up.weight", 0.5, 0, c.NEmbd, c.NFF)
 		add(p+"ffn_down.weight", 0.3, 0, c.NFF, c.NEmbd)
+		if c.Block.QKVBias == Required {
+			add(p+"attn_q.bias", 0.5, 0, c.QDim())
+			add(p+"attn_k.bias", 0.5, 0, c.KVDim())
+			add(p+"attn_v.bias", 0.5, 0, c.KVDim())
+		}
+		if c.Block.QKNorm == Required {
+			add(p+"attn_q_norm.weight", 0.2, 1, c.HeadDim)
+			add(p+"attn_k_norm.weight", 0.2, 1, c.HeadDim)
+		}
 	}
 	return m
 }
@@ -66,15 +83,20 @@ func (m *tiny) writer(t *testing.T, dt tensor.DType, skip ...string) *gguf.Write
 	t.Helper()
 	c := m.cfg
 	w := gguf.NewWriter()
-	w.Set("general.architecture", gguf.Str("llama"))
-	w.Set("llama.context_length", gguf.Uint32(uint32(c.NCtxTrain)))
-	w.Set("llama.embedding_length", gguf.Uint32(uint32(c.NEmbd)))
-	w.Set("llama.block_count", gguf.Uint32(uint32(c.NLayer)))
-	w.Set("llama.feed_forward_length", gguf.Uint32(uint32(c.NFF)))
-	w.Set("llama.attention.head_count", gguf.Uint32(uint32(c.NHead)))
-	w.Set("llama.attention.head_count_kv", gguf.Uint32(uint32(c.NHeadKV)))
-	w.Set("llama.attention.layer_norm_rms_epsilon", gguf.Float32(c.NormEps))
-	w.Set("llama.rope.freq_base", gguf.Float32(c.RopeBase))
+	a := c.Arch + "."
+	w.Set("general.architecture", gguf.Str(c.Arch))
+	w.Set(a+"context_length", gguf.Uint32(uint32(c.NCtxTrain)))
+	w.Set(a+"embedding_length", gguf.Uint32(uint32(c.NEmbd)))
+	w.Set(a+"block_count", gguf.Uint32(uint32(c.NLayer)))
+	w.Set(a+"feed_forward_length", gguf.Uint32(uint32(c.NFF)))
+	w.Set(a+"attention.head_count", gguf.Uint32(uint32(c.NHead)))
+	w.Set(a+"attention.head_count_kv", gguf.Uint32(uint32(c.NHeadKV)))
+	if c.HeadDim != c.NEmbd/c.NHead {
+		w.Set(a+"attention.key_length", gguf.Uint32(uint32(c.HeadDim)))
+		w.Set(a+"attention.value_length", gguf.Uint32(uint32(c.HeadDim)))
+	}
+	w.Set(a+"attention.layer_norm_rms_epsilon", gguf.Float32(c.NormEps))
+	w.Set(a+"rope.freq_base", gguf.Float32(c.RopeBase))
 next:
 	for _, name := range m.order {
 		for _, s := range skip {
@@ -108,8 +130,9 @@ func (m *tiny) file(t *testing.T, dt tensor.DType, skip ...string) string {
 }
 
 // forward64 is the llama forward pass in float64 over the model's float32 weights, for
-// tokens at positions 0.. : embed, per layer RMS norm, q k v, RoPE on adjacent pairs,
-// causal grouped-query softmax attention, output projection, RMS norm, SwiGLU
+// tokens at positions 0.. : embed, per layer RMS norm, q k v (plus biases, then per-head
+// norms, where the model has them), RoPE (adjacent or NeoX pairs), causal grouped-query
+// softmax attention, output projection, RMS norm, SwiGLU
 // feed-forward; final norm and output head. It returns (len(tokens), vocab) logits.
 func (m *tiny) forward64(tokens []int32) []float64 {
 	c := m.cfg
@@ -131,9 +154,14 @@ func (m *tiny) forward64(tokens []int32) []float64 {
 		qs := make([][]float64, n)
 		for i := range x {
 			h := rmsNorm64(x[i], w(p+"attn_norm.weight"), float64(c.NormEps))
-			qs[i] = rope64(matVec64(w(p+"attn_q.weight"), h), i, c)
-			keys[i] = rope64(matVec64(w(p+"attn_k.weight"), h), i, c)
-			vals[i] = matVec64(w(p+"attn_v.weight"), h)
+			q, k, v := matVec64(w(p+"attn_q.weight"), h), matVec64(w(p+"attn_k.weight"), h), matVec64(w(p+"attn_v.weight"), h)
+			if _, ok := m.tensors[p+"attn_q.bias"]; ok {
+				q, k, v = add64(q, w(p+"attn_q.bias")), add64(k, w(p+"attn_k.bias")), add64(v, w(p+"attn_v.bias"))
+			}
+			if c.Block.QKNorm == Required {
+				q, k = headNorm64(q, w(p+"attn_q_norm.weight"), c), headNorm64(k, w(p+"attn_k_norm.weight"), c)
+			}
+			qs[i], keys[i], vals[i] = rope64(q, i, c), rope64(k, i, c), v
 		}
 		for i := range x {
 			att := attend64(qs[i], keys[:i+1], vals[:i+1], c)
@@ -177,13 +205,27 @@ func matVec64(w, x []float64) []float64 {
 	return y
 }
 
+// headNorm64 is rmsNorm64 of every head of x.
+func headNorm64(x, w []float64, c Config) []float64 {
+	var y []float64
+	for h := 0; h < len(x); h += c.HeadDim {
+		y = append(y, rmsNorm64(x[h:h+c.HeadDim], w, float64(c.NormEps))...)
+	}
+	return y
+}
+
+// rope64 rotates the pairs (2k, 2k+1) of each head, or (k, k+RopeDims/2) for NeoX.
 func rope64(x []float64, pos int, c Config) []float64 {
 	for h := 0; h < len(x); h += c.HeadDim {
 		for k := 0; k < c.RopeDims/2; k++ {
 			theta := float64(pos) * math.Pow(float64(c.RopeBase), -2*float64(k)/float64(c.RopeDims))
-			a, b := x[h+2*k], x[h+2*k+1]
-			x[h+2*k] = a*math.Cos(theta) - b*math.Sin(theta)
-			x[h+2*k+1] = a*math.Sin(theta) + b*math.Cos(theta)
+			i, j := h+2*k, h+2*k+1
+			if c.Block.RopeNeoX {
+				i, j = h+k, h+k+c.RopeDims/2
+			}
+			a, b := x[i], x[j]
+			x[i] = a*math.Cos(theta) - b*math.Sin(theta)
+			x[j] = a*math.Sin(theta) + b*math.Cos(theta)
 		}
 	}
 	return x

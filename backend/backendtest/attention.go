@@ -20,6 +20,8 @@ func testRoPE(t *testing.T, d backend.Device) {
 		{"adjacent", backend.Rope{HeadDim: 16, Dims: 16, Base: 10000, Scale: 1}, false},
 		{"neox", backend.Rope{HeadDim: 16, Dims: 16, Base: 10000, Scale: 1, NeoX: true}, false},
 		{"partial", backend.Rope{HeadDim: 16, Dims: 8, Base: 500000, Scale: 1}, false},
+		{"neox partial", backend.Rope{HeadDim: 16, Dims: 8, Base: 1000000, Scale: 1, NeoX: true}, false},
+		{"neox 128", backend.Rope{HeadDim: 128, Dims: 128, Base: 1000000, Scale: 1, NeoX: true}, false},
 		{"scaled+factors", backend.Rope{HeadDim: 8, Dims: 8, Base: 10000, Scale: 0.25}, true},
 	}
 	for _, tt := range tests {

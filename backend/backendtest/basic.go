@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"testing"
 
@@ -61,25 +62,41 @@ func testEmbed(t *testing.T, d backend.Device) {
 	}
 }
 
-// testRMSNorm checks RMSNorm against x/sqrt(mean(x²)+eps)·w in float64.
+// testRMSNorm checks RMSNorm against x/sqrt(mean(x²)+eps)·w in float64: over whole
+// rows, and per group of the weight's length (a per-head norm, also in place), for decode
+// and batch shapes.
 func testRMSNorm(t *testing.T, d backend.Device) {
-	const n, dim, eps = 3, 96, 1e-5
-	r := rng(3)
-	x, w := normals(r, n*dim, 2), normals(r, dim, 1)
-	dst := upload(t, d, tensor.F32, n, dim, nil)
-	d.RMSNorm(dst, f32Buf(t, d, n, x), f32Buf(t, d, 1, w), eps)
-	want := make([]float64, n*dim)
-	for i := 0; i < n; i++ {
-		var ss float64
-		for _, v := range x[i*dim : (i+1)*dim] {
-			ss += float64(v) * float64(v)
-		}
-		s := 1 / math.Sqrt(ss/dim+eps)
-		for j := 0; j < dim; j++ {
-			want[i*dim+j] = float64(x[i*dim+j]) * s * float64(w[j])
-		}
+	const eps = 1e-5
+	for _, tt := range []struct {
+		n, dim, group int
+		inPlace       bool
+	}{
+		{3, 96, 96, false}, {1, 4096, 4096, false}, {2, 40, 40, false}, {20, 96, 96, true},
+		{3, 96, 32, true}, {1, 512, 128, true}, {20, 64, 8, false}, {5, 120, 40, false},
+	} {
+		t.Run(fmt.Sprintf("n=%d/dim=%d/group=%d/inplace=%v", tt.n, tt.dim, tt.group, tt.inPlace), func(t *testing.T) {
+			r := rng(uint64(3 + tt.dim + tt.group))
+			x, w := normals(r, tt.n*tt.dim, 2), normals(r, tt.group, 1)
+			src := f32Buf(t, d, tt.n, x)
+			dst := src
+			if !tt.inPlace {
+				dst = upload(t, d, tensor.F32, tt.n, tt.dim, nil)
+			}
+			d.RMSNorm(dst, src, f32Buf(t, d, 1, w), eps)
+			want := make([]float64, tt.n*tt.dim)
+			for g := 0; g < len(want); g += tt.group {
+				var ss float64
+				for _, v := range x[g : g+tt.group] {
+					ss += float64(v) * float64(v)
+				}
+				s := 1 / math.Sqrt(ss/float64(tt.group)+eps)
+				for j := 0; j < tt.group; j++ {
+					want[g+j] = float64(x[g+j]) * s * float64(w[j])
+				}
+			}
+			compare(t, "RMSNorm", downloadF32(t, d, dst), want, 1e-6, 1e-5)
+		})
 	}
-	compare(t, "RMSNorm", downloadF32(t, d, dst), want, 1e-6, 1e-5)
 }
 
 // testSwiGLU checks SwiGLU against silu(g)·u in float64.
@@ -98,18 +115,43 @@ func testSwiGLU(t *testing.T, d backend.Device) {
 	compare(t, "SwiGLU", downloadF32(t, d, dst), want, 1e-6, 1e-5)
 }
 
-// testAdd checks Add, dst += x.
+// testAdd checks Add, dst += x, with x of dst's shape or one row added to every row
+// (a bias), also right after a one-row MatMul whose output is that row (a device that
+// fuses a mat-vec with a following Add must not take the broadcast for its epilogue).
 func testAdd(t *testing.T, d backend.Device) {
-	const n, dim = 2, 33
-	r := rng(5)
-	a, b := normals(r, n*dim, 1), normals(r, n*dim, 1)
-	dst := f32Buf(t, d, n, a)
-	d.Add(dst, f32Buf(t, d, n, b))
-	want := make([]float64, n*dim)
-	for i := range want {
-		want[i] = float64(a[i] + b[i])
+	for _, tt := range []struct{ n, xRows, dim int }{{2, 2, 33}, {1, 1, 64}, {4, 1, 33}, {70, 1, 96}} {
+		t.Run(fmt.Sprintf("n=%d/x=%d", tt.n, tt.xRows), func(t *testing.T) {
+			r := rng(uint64(5 + tt.n))
+			a, b := normals(r, tt.n*tt.dim, 1), normals(r, tt.xRows*tt.dim, 1)
+			dst := f32Buf(t, d, tt.n, a)
+			d.Add(dst, f32Buf(t, d, tt.xRows, b))
+			want := make([]float64, tt.n*tt.dim)
+			for i := range want {
+				want[i] = float64(a[i] + b[i%len(b)])
+			}
+			compare(t, "Add", downloadF32(t, d, dst), want, 0, 0)
+		})
 	}
-	compare(t, "Add", downloadF32(t, d, dst), want, 0, 0)
+	t.Run("bias after MatMul", func(t *testing.T) {
+		const in, out, n = 64, 32, 3
+		r := rng(55)
+		w, x, a := normals(r, out*in, 1), normals(r, in, 1), normals(r, n*out, 1)
+		y := upload(t, d, tensor.F32, 1, out, nil)
+		d.MatMul(y, f32Buf(t, d, out, w), f32Buf(t, d, 1, x))
+		dst := f32Buf(t, d, n, a)
+		d.Add(dst, y)
+		want := make([]float64, n*out)
+		for o := 0; o < out; o++ {
+			var p float64
+			for k := 0; k < in; k++ {
+				p += float64(w[o*in+k]) * float64(x[k])
+			}
+			for i := 0; i < n; i++ {
+				want[i*out+o] = float64(a[i*out+o]) + p
+			}
+		}
+		compare(t, "Add", downloadF32(t, d, dst), want, 1e-5, 1e-5)
+	})
 }
 
 // testCopy checks Copy F32→F32, F32→F16 (round to nearest even) and F16→F32 (exact).

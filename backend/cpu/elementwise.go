@@ -59,18 +59,25 @@ func silu(x float32) float32 {
 	return x / (1 + expf(-x))
 }
 
-// Add sets dst += x.
+// Add sets dst += x, element-wise; x is dst's shape or one row, added to every row
+// (a bias).
 func (d *Device) Add(dst, x backend.Buffer) {
 	o := d.arg("Add", "dst", dst, tensor.F32)
 	a := d.arg("Add", "x", x, tensor.F32)
-	shape("Add", "x", a, o.rows, o.cols)
+	if a.rows != 1 {
+		shape("Add", "x", a, o.rows, o.cols)
+	}
+	shape("Add", "x", a, a.rows, o.cols)
 	if !d.lock("Add") {
 		return
 	}
 	defer d.mu.Unlock()
 	ov, av := o.f32(), a.f32()
-	for i := range ov {
-		ov[i] += av[i]
+	for r := 0; len(av) > 0 && r < len(ov); r += len(av) {
+		row := ov[r : r+len(av)]
+		for i, v := range av {
+			row[i] += v
+		}
 	}
 }
 

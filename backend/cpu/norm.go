@@ -8,7 +8,8 @@ import (
 	"github.com/infergo/infer/tensor"
 )
 
-// rmsTask normalises rows [lo, hi) of x into dst.
+// rmsTask normalises rows [lo, hi) of x into dst, each group of len(w) elements
+// separately (one group a row unless the norm is per head).
 type rmsTask struct {
 	dst, x, w []float32
 	cols      int
@@ -16,8 +17,9 @@ type rmsTask struct {
 }
 
 func (t *rmsTask) run(_, lo, hi int) {
-	for r := lo; r < hi; r++ {
-		rmsNormRow(t.dst[r*t.cols:(r+1)*t.cols], t.x[r*t.cols:(r+1)*t.cols], t.w, t.eps)
+	g := len(t.w)
+	for i := lo * t.cols; i < hi*t.cols; i += g {
+		rmsNormRow(t.dst[i:i+g], t.x[i:i+g], t.w, t.eps)
 	}
 }
 
@@ -36,14 +38,16 @@ func rmsNormRow(dst, x, w []float32, eps float32) {
 	}
 }
 
-// RMSNorm sets each row of dst to x/rms(x) ⊙ weight; weight is one F32 row.
+// RMSNorm sets each group of weight's elements of each row of dst to x/rms(x) ⊙
+// weight, the group normalised on its own; weight is one F32 row whose length divides
+// the rows' (the whole row, or one head). dst may be x.
 func (d *Device) RMSNorm(dst, x, weight backend.Buffer, eps float32) {
 	o := d.arg("RMSNorm", "dst", dst, tensor.F32)
 	a := d.arg("RMSNorm", "x", x, tensor.F32)
 	w := d.arg("RMSNorm", "weight", weight, tensor.F32)
 	shape("RMSNorm", "x", a, o.rows, o.cols)
-	if w.rows*w.cols != o.cols {
-		panic(fmt.Sprintf("cpu: RMSNorm: weight has %d elements, rows %d", w.rows*w.cols, o.cols))
+	if g := w.rows * w.cols; w.rows != 1 || g == 0 || o.cols%g != 0 {
+		panic(fmt.Sprintf("cpu: RMSNorm: weight is (%d, %d), want one row dividing the rows' %d", w.rows, w.cols, o.cols))
 	}
 	if !d.lock("RMSNorm") {
 		return

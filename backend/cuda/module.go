@@ -81,6 +81,7 @@ func kernelTable() []kernel {
 		{"attention", "flash_attn_f16_hd64", false}, {"attention", "flash_attn_f16_hd80", false},
 		{"attention", "flash_attn_f16_hd96", false}, {"attention", "flash_attn_f16_hd128", false},
 		{"elementwise", "swiglu_f32", false}, {"elementwise", "swiglu_q8", true}, {"elementwise", "add_f32", false},
+		{"elementwise", "add_row_f32", true},
 		{"elementwise", "copy_f32_f32", false}, {"elementwise", "copy_f32_f16", false}, {"elementwise", "copy_bf16_f32", false},
 		{"elementwise", "copy_f16_f32", false}, {"elementwise", "copy_f16_f16", false},
 	}

@@ -36,12 +36,24 @@ func (d *Device) Embed(dst, table, tokens backend.Buffer) {
 	d.run("embed_"+typeName(t.dt), dim3{o.rows, ceilDiv(o.cols, threads), 1}, dim3{threads, 1, 1}, a)
 }
 
-// RMSNorm sets each row of dst to x/rms(x) ⊙ weight; weight is one F32 row.
+// RMSNorm sets each group of weight's elements of each row of dst to x/rms(x) ⊙
+// weight; weight is one F32 row whose length divides the rows' (the whole row, or one
+// head). dst may be x.
 func (d *Device) RMSNorm(dst, x, weight backend.Buffer, eps float32) {
 	o, v, w := d.buffer(dst, "RMSNorm dst"), d.buffer(x, "RMSNorm x"), d.buffer(weight, "RMSNorm weight")
 	need(o.dt == tensor.F32 && v.dt == tensor.F32 && w.dt == tensor.F32, "RMSNorm: types %v %v %v", o.dt, v.dt, w.dt)
-	need(o.rows == v.rows && o.cols == v.cols && w.cols == v.cols, "RMSNorm: shapes (%d, %d) (%d, %d) (%d, %d)", o.rows, o.cols, v.rows, v.cols, w.rows, w.cols)
+	need(o.rows == v.rows && o.cols == v.cols && w.rows == 1 && w.cols > 0 && v.cols%w.cols == 0,
+		"RMSNorm: shapes (%d, %d) (%d, %d) (%d, %d)", o.rows, o.cols, v.rows, v.cols, w.rows, w.cols)
 	a := new(args).ptr(o.ptr).ptr(v.ptr).ptr(w.ptr)
+	if w.cols != v.cols {
+		// Per head: the groups lie one after the other, so the row kernel runs over
+		// (rows·groups, w.cols), a block of w.cols threads (rounded to a warp) each. No
+		// fused quantization: a group need not be whole Q8 blocks, and the per-head norm
+		// (of q and k) feeds no mat-vec.
+		grid, block := dim3{v.rows * (v.cols / w.cols), 1, 1}, dim3{min(normThreads, ceilDiv(w.cols, 32)*32), 1, 1}
+		d.run("rms_norm_f32", grid, block, a.i32(w.cols).f32(eps))
+		return
+	}
 	grid, block := dim3{v.rows, 1, 1}, dim3{normThreads, 1, 1}
 	if !d.q8Next(o) {
 		d.run("rms_norm_f32", grid, block, a.i32(v.cols).f32(eps))
@@ -127,10 +139,31 @@ func (d *Device) SwiGLU(dst, gate, up backend.Buffer) {
 	})
 }
 
-// Add sets dst += x, element-wise.
+// maxGridY caps the grid's y dimension, the rows of add_row_f32.
+const maxGridY = 65535
+
+// Add sets dst += x, element-wise; x is dst's shape or one row, added to every row of
+// dst (a bias).
 func (d *Device) Add(dst, x backend.Buffer) {
 	o, v := d.buffer(dst, "Add dst"), d.buffer(x, "Add x")
-	need(sameF32(o, v), "Add: shapes or types differ")
+	need(o.dt == tensor.F32 && v.dt == tensor.F32 && o.cols == v.cols && (v.rows == o.rows || v.rows == 1),
+		"Add: dst %v (%d, %d), x %v (%d, %d)", o.dt, o.rows, o.cols, v.dt, v.rows, v.cols)
+	if v.rows != o.rows { // a row over several: never a held mat-vec's epilogue
+		d.enqueue("add_row_f32", func() error {
+			if !d.has("add_row_f32") { // older PTX: add_f32 row by row
+				for r := 0; r < o.rows; r++ {
+					a := new(args).ptr(o.ptr + uint64(r*o.cols*4)).ptr(v.ptr).u64(uint64(o.cols))
+					if err := d.launch("add_f32", dim3{min(ceilDiv(o.cols, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			a := new(args).ptr(o.ptr).ptr(v.ptr).i32(o.rows).i32(o.cols)
+			return d.launch("add_row_f32", dim3{ceilDiv(o.cols, threads), min(o.rows, maxGridY), 1}, dim3{threads, 1, 1}, a)
+		})
+		return
+	}
 	n := o.rows * o.cols
 	d.enqueueAs("add_f32", kernelCall|holdCall, func() error {
 		if d.addHeld(o, v) { // the residual add of a held mat-vec: its epilogue

@@ -51,6 +51,7 @@ func TestSynthUsage(t *testing.T) {
 		{"--shape", "3b", "--type", "F32", "-o", out},
 		{"--shape", "tiny", "--type", "Q4_K_S", "-o", out},
 		{"--shape", "tiny", "--layers", "-1", "-o", out},
+		{"--shape", "tiny", "--arch", "gemma", "-o", out},
 		{"--bogus"},
 	}
 	for _, args := range tests {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/infergo/infer/model"
+	"github.com/infergo/infer/model/tokenizer"
 )
 
 // tokenizeJSON is the output of 'infer tokenize --json'.
@@ -35,14 +35,10 @@ func cmdTokenize(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *path == "" {
 		return usageError{errors.New("tokenize: -m: a model file is required")}
 	}
-	m, err := model.Load(*path, model.Options{Threads: 1})
+	// Only the vocabulary is read: any GGUF with one works, whatever its architecture.
+	tok, err := tokenizer.Load(*path)
 	if err != nil {
-		return err
-	}
-	defer m.Close()
-	tok := m.Tokenizer()
-	if tok == nil {
-		return fmt.Errorf("tokenize: %s has no tokenizer", *path)
+		return fmt.Errorf("tokenize: %w", err)
 	}
 	ids := tok.Encode(*prompt, !*noBOS)
 	if *asJSON {

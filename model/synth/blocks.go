@@ -101,6 +101,13 @@ func fillNorm(dst []byte, rng *rand.Rand) {
 	}
 }
 
+// fillBias writes F32 biases, uniform in [-0.1, 0.1).
+func fillBias(dst []byte, rng *rand.Rand) {
+	for i := 0; i+4 <= len(dst); i += 4 {
+		binary.LittleEndian.PutUint32(dst[i:], math.Float32bits(uniform(rng, 0.1)))
+	}
+}
+
 // blocks calls f on each block of size n in dst.
 func blocks(dst []byte, n int, f func(b []byte)) {
 	for i := 0; i+n <= len(dst); i += n {

@@ -3,17 +3,20 @@ package synth
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/infergo/infer/model/gguf"
 	"github.com/infergo/infer/tensor"
 )
 
-// Check reports every way f breaks the rules a llama model must follow to load, in
-// llama.cpp (load_hparams, load_vocab and load_tensors for LLM_ARCH_LLAMA) and here:
+// Check reports every way f breaks the rules a model must follow to load, in llama.cpp
+// (load_hparams, load_vocab and load_tensors for LLM_ARCH_LLAMA, _QWEN2 and _QWEN3) and
+// here:
 //
-//   - general.architecture is "llama"; context_length, embedding_length, block_count,
-//     feed_forward_length, attention.head_count and attention.layer_norm_rms_epsilon
-//     are present; head_count_kv divides head_count, which divides embedding_length;
+//   - general.architecture is one of Architectures; under its prefix, context_length,
+//     embedding_length, block_count, feed_forward_length, attention.head_count and
+//     attention.layer_norm_rms_epsilon are present; head_count_kv divides head_count,
+//     which divides embedding_length unless attention.key_length gives the head size;
 //     rope.dimension_count, if present, is the head size; vocab_size, if present, is
 //     the number of tokens.
 //   - the vocabulary is complete (see checkVocab).
@@ -31,19 +34,21 @@ func Check(f *gguf.File) error {
 	return errors.Join(checkVocab(f, s.NVocab), checkTensors(f.Tensors, s))
 }
 
-// ShapeOf reads a llama model's hyperparameters from f's metadata, checking the keys
-// and relations llama.cpp requires. Name is general.name; NVocab is the token count.
+// ShapeOf reads a model's hyperparameters from f's metadata, checking the keys and
+// relations llama.cpp requires. Name is general.name; NVocab is the token count.
 func ShapeOf(f *gguf.File) (Shape, error) {
-	if a := f.Arch(); a != "llama" {
-		return Shape{}, fmt.Errorf("synth: general.architecture %q: want llama", a)
-	}
 	var s Shape
+	var err error
+	if s, err = s.WithArch(f.Arch()); err != nil || f.Arch() != s.Arch {
+		return Shape{}, fmt.Errorf("synth: general.architecture %q: want one of %s", f.Arch(), strings.Join(Architectures, ", "))
+	}
+	a := s.Arch + "."
 	s.Name, _ = f.String("general.name")
 	var errs []error
 	need := func(dst *int, key string) {
-		v, err := f.Uint("llama." + key)
+		v, err := f.Uint(a + key)
 		if err == nil && (v == 0 || v > 1<<31) {
-			err = fmt.Errorf("key llama.%s: %d out of range", key, v)
+			err = fmt.Errorf("key %s%s: %d out of range", a, key, v)
 		}
 		errs = append(errs, err)
 		*dst = int(v)
@@ -53,7 +58,7 @@ func ShapeOf(f *gguf.File) (Shape, error) {
 	need(&s.NLayer, "block_count")
 	need(&s.NFF, "feed_forward_length")
 	need(&s.NHead, "attention.head_count")
-	eps, err := f.Float("llama.attention.layer_norm_rms_epsilon")
+	eps, err := f.Float(a + "attention.layer_norm_rms_epsilon")
 	s.NormEps = float32(eps)
 	errs = append(errs, err)
 	tokens, err := f.Strings("tokenizer.ggml.tokens")
@@ -63,12 +68,15 @@ func ShapeOf(f *gguf.File) (Shape, error) {
 		return Shape{}, fmt.Errorf("synth: %w", err)
 	}
 	s.NHeadKV = s.NHead
-	if _, ok := f.Value("llama.attention.head_count_kv"); ok {
+	if _, ok := f.Value(a + "attention.head_count_kv"); ok {
 		need(&s.NHeadKV, "attention.head_count_kv")
 	}
+	if _, ok := f.Value(a + "attention.key_length"); ok {
+		need(&s.KeyLength, "attention.key_length")
+	}
 	s.RopeBase = 10000
-	if _, ok := f.Value("llama.rope.freq_base"); ok {
-		b, err := f.Float("llama.rope.freq_base")
+	if _, ok := f.Value(a + "rope.freq_base"); ok {
+		b, err := f.Float(a + "rope.freq_base")
 		s.RopeBase = float32(b)
 		errs = append(errs, err)
 	}
@@ -82,17 +90,18 @@ func ShapeOf(f *gguf.File) (Shape, error) {
 
 // checkHeads checks the head counts, rope.dimension_count and vocab_size.
 func checkHeads(f *gguf.File, s Shape) error {
-	if s.NHeadKV == 0 || s.NEmbd%s.NHead != 0 || s.NHead%s.NHeadKV != 0 {
+	a := s.Arch + "."
+	if s.NHeadKV == 0 || (s.KeyLength == 0 && s.NEmbd%s.NHead != 0) || s.NHead%s.NHeadKV != 0 {
 		return fmt.Errorf("%d heads and %d KV heads do not divide embedding_length %d", s.NHead, s.NHeadKV, s.NEmbd)
 	}
-	if _, ok := f.Value("llama.rope.dimension_count"); ok {
-		if r, err := f.Uint("llama.rope.dimension_count"); err != nil || r != uint64(s.HeadDim()) {
-			return fmt.Errorf("key llama.rope.dimension_count %d (%v): llama.cpp wants the head size %d", r, err, s.HeadDim())
+	if _, ok := f.Value(a + "rope.dimension_count"); ok {
+		if r, err := f.Uint(a + "rope.dimension_count"); err != nil || r != uint64(s.HeadDim()) {
+			return fmt.Errorf("key %srope.dimension_count %d (%v): llama.cpp wants the head size %d", a, r, err, s.HeadDim())
 		}
 	}
-	if _, ok := f.Value("llama.vocab_size"); ok {
-		if n, err := f.Uint("llama.vocab_size"); err != nil || n != uint64(s.NVocab) {
-			return fmt.Errorf("key llama.vocab_size %d (%v): the vocabulary has %d tokens", n, err, s.NVocab)
+	if _, ok := f.Value(a + "vocab_size"); ok {
+		if n, err := f.Uint(a + "vocab_size"); err != nil || n != uint64(s.NVocab) {
+			return fmt.Errorf("key %svocab_size %d (%v): the vocabulary has %d tokens", a, n, err, s.NVocab)
 		}
 	}
 	return nil
@@ -111,7 +120,7 @@ func checkTensors(infos []gguf.TensorInfo, s Shape) error {
 	for _, ti := range infos {
 		t, ok := byName[ti.Name]
 		if !ok {
-			errs = append(errs, fmt.Errorf("tensor %s: not part of a llama model (llama.cpp: wrong number of tensors)", ti.Name))
+			errs = append(errs, fmt.Errorf("tensor %s: not part of a %s model (llama.cpp: wrong number of tensors)", ti.Name, s.Architecture()))
 			continue
 		}
 		delete(byName, ti.Name)
@@ -137,10 +146,10 @@ func checkTensor(ti gguf.TensorInfo, t TensorSpec) error {
 	if fmt.Sprint(ti.Dims) != fmt.Sprint(t.Dims) {
 		return fmt.Errorf("tensor %s: shape %v, want %v", ti.Name, ti.Dims, t.Dims)
 	}
-	if t.Norm && ti.Type != tensor.F32 {
+	if (t.Norm || t.Bias) && ti.Type != tensor.F32 {
 		return fmt.Errorf("tensor %s: type %v, want F32", ti.Name, ti.Type)
 	}
-	if !t.Norm && !weightTypes[ti.Type] {
+	if !t.Norm && !t.Bias && !weightTypes[ti.Type] {
 		return fmt.Errorf("tensor %s: type %v is not a weight type", ti.Name, ti.Type)
 	}
 	if bs := uint64(ti.Type.BlockSize()); ti.Dims[0]%bs != 0 {

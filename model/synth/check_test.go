@@ -69,7 +69,7 @@ func TestCheckRejects(t *testing.T) {
 		want string
 	}{
 		{"ok", func(w *gguf.Writer, v *Vocab) {}, ""},
-		{"arch", func(w *gguf.Writer, v *Vocab) { w.Set("general.architecture", gguf.Str("gpt2")) }, "want llama"},
+		{"arch", func(w *gguf.Writer, v *Vocab) { w.Set("general.architecture", gguf.Str("gpt2")) }, "want one of llama, qwen2, qwen3"},
 		{"no eps", func(w *gguf.Writer, v *Vocab) { w.Delete("llama.attention.layer_norm_rms_epsilon") }, "layer_norm_rms_epsilon"},
 		{"rope dims", func(w *gguf.Writer, v *Vocab) { w.Set("llama.rope.dimension_count", gguf.Uint32(8)) }, "head size 16"},
 		{"heads", func(w *gguf.Writer, v *Vocab) { w.Set("llama.attention.head_count_kv", gguf.Uint32(3)) }, "do not divide"},

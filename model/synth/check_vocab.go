@@ -9,9 +9,9 @@ import (
 )
 
 // knownPre are the tokenizer.ggml.pre values accepted for a gpt2 vocabulary: those
-// llama.cpp maps to its LLaMA-3 and GPT-2 pre-tokenizers, and "default".
+// llama.cpp maps to its LLaMA-3, Qwen2 and GPT-2 pre-tokenizers, and "default".
 var knownPre = map[string]bool{
-	"default": true, "llama3": true, "llama-v3": true, "llama-bpe": true, "gpt-2": true,
+	"default": true, "llama3": true, "llama-v3": true, "llama-bpe": true, "gpt-2": true, "qwen2": true,
 }
 
 // specialKeys are the special-token ids llama.cpp reads.
@@ -41,7 +41,7 @@ func checkVocab(f *gguf.File, n int) error {
 	case VocabBPE:
 		pre, err := f.String("tokenizer.ggml.pre")
 		if err == nil && !knownPre[pre] {
-			errs = append(errs, fmt.Errorf("tokenizer.ggml.pre %q: not a LLaMA or GPT-2 pre-tokenizer", pre))
+			errs = append(errs, fmt.Errorf("tokenizer.ggml.pre %q: not a LLaMA, Qwen2 or GPT-2 pre-tokenizer", pre))
 		}
 		merges, err := f.Strings("tokenizer.ggml.merges")
 		errs = append(errs, err, checkMerges(tokens, merges), checkByteLevel(tokens, types))

@@ -12,6 +12,7 @@ type TensorSpec struct {
 	Type tensor.DType
 	Dims []uint64 // GGUF order: Dims[0] is the row length (ne0)
 	Norm bool     // an RMSNorm weight: F32, values near 1
+	Bias bool     // a bias (qwen2's q, k, v): F32, small values around 0
 }
 
 // Elements is the number of elements in the tensor.
@@ -29,33 +30,43 @@ func (t TensorSpec) Rows() int64 { return t.Elements() / int64(t.Dims[0]) }
 // Bytes is the size of the tensor's data.
 func (t TensorSpec) Bytes() int64 { return t.Rows() * int64(t.Type.RowBytes(int(t.Dims[0]))) }
 
-// Tensors returns the tensors llama.cpp's LLM_ARCH_LLAMA loader creates for s, with
+// Tensors returns the tensors llama.cpp's loader creates for s's architecture, with
 // their shapes, in the order synth writes them (token_embd, output_norm, output, then
 // each block's attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm, ffn_gate,
-// ffn_down, ffn_up). 2-D tensors get type weight; norm weights are F32.
+// ffn_down, ffn_up, then qwen2's attn_{q,k,v}.bias or qwen3's attn_{q,k}_norm). 2-D
+// tensors get type weight; norm weights and biases are F32.
 func Tensors(s Shape, weight tensor.DType) []TensorSpec {
 	e, v, f, kv := uint64(s.NEmbd), uint64(s.NVocab), uint64(s.NFF), uint64(s.KVDim())
-	q := uint64(s.NHead * s.HeadDim())
+	q, hd := uint64(s.QDim()), uint64(s.HeadDim())
 	mat := func(name string, ne0, ne1 uint64) TensorSpec {
 		return TensorSpec{Name: name, Type: weight, Dims: []uint64{ne0, ne1}}
 	}
-	norm := func(name string) TensorSpec {
-		return TensorSpec{Name: name, Type: tensor.F32, Dims: []uint64{e}, Norm: true}
+	norm := func(name string, n uint64) TensorSpec {
+		return TensorSpec{Name: name, Type: tensor.F32, Dims: []uint64{n}, Norm: true}
 	}
-	ts := []TensorSpec{mat("token_embd.weight", e, v), norm("output_norm.weight"), mat("output.weight", e, v)}
+	bias := func(name string, n uint64) TensorSpec {
+		return TensorSpec{Name: name, Type: tensor.F32, Dims: []uint64{n}, Bias: true}
+	}
+	ts := []TensorSpec{mat("token_embd.weight", e, v), norm("output_norm.weight", e), mat("output.weight", e, v)}
 	for i := 0; i < s.NLayer; i++ {
 		p := fmt.Sprintf("blk.%d.", i)
 		ts = append(ts,
-			norm(p+"attn_norm.weight"),
+			norm(p+"attn_norm.weight", e),
 			mat(p+"attn_q.weight", e, q),
 			mat(p+"attn_k.weight", e, kv),
 			mat(p+"attn_v.weight", e, kv),
 			mat(p+"attn_output.weight", q, e),
-			norm(p+"ffn_norm.weight"),
+			norm(p+"ffn_norm.weight", e),
 			mat(p+"ffn_gate.weight", e, f),
 			mat(p+"ffn_down.weight", f, e),
 			mat(p+"ffn_up.weight", e, f),
 		)
+		switch s.Architecture() {
+		case "qwen2":
+			ts = append(ts, bias(p+"attn_q.bias", q), bias(p+"attn_k.bias", kv), bias(p+"attn_v.bias", kv))
+		case "qwen3":
+			ts = append(ts, norm(p+"attn_q_norm.weight", hd), norm(p+"attn_k_norm.weight", hd))
+		}
 	}
 	return ts
 }
@@ -69,10 +80,13 @@ type Plan struct {
 
 // NewPlan checks that every 2-D tensor of s can be stored as ft and returns the plan.
 func NewPlan(s Shape, ft FileType) (*Plan, error) {
-	p := &Plan{Shape: s, FileType: ft, Tensors: Tensors(s, ft.Weight)}
-	if s.NHead <= 0 || s.NHeadKV <= 0 || s.NEmbd%s.NHead != 0 || s.NHead%s.NHeadKV != 0 {
+	if s.NHead <= 0 || s.NHeadKV <= 0 || (s.KeyLength <= 0 && s.NEmbd%s.NHead != 0) || s.NHead%s.NHeadKV != 0 {
 		return nil, fmt.Errorf("synth: shape %s: %d heads, %d KV heads do not divide n_embd %d", s.Name, s.NHead, s.NHeadKV, s.NEmbd)
 	}
+	if _, err := s.WithArch(s.Architecture()); err != nil {
+		return nil, err
+	}
+	p := &Plan{Shape: s, FileType: ft, Tensors: Tensors(s, ft.Weight)}
 	for _, t := range p.Tensors {
 		if bs := uint64(t.Type.BlockSize()); bs == 0 || t.Dims[0]%bs != 0 {
 			return nil, fmt.Errorf("synth: shape %s: tensor %s: row of %d is not a multiple of the %v block size %d", s.Name, t.Name, t.Dims[0], t.Type, bs)

@@ -3,6 +3,7 @@ package synth
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/infergo/infer/model/gguf"
@@ -49,15 +50,16 @@ func TestSynthRules(t *testing.T) {
 	t.Run("7b-1-layer", testWrite7BOneLayer)
 }
 
-// requiredKeys are the metadata keys synth promises, with their GGUF types.
+// requiredKeys are the metadata keys synth promises, with their GGUF types; ARCH stands
+// for the shape's architecture.
 var requiredKeys = map[string]gguf.ValueType{
 	"general.architecture": gguf.StringType, "general.name": gguf.StringType,
-	"general.file_type": gguf.Uint32Type, "llama.context_length": gguf.Uint32Type,
-	"llama.embedding_length": gguf.Uint32Type, "llama.block_count": gguf.Uint32Type,
-	"llama.feed_forward_length": gguf.Uint32Type, "llama.rope.dimension_count": gguf.Uint32Type,
-	"llama.attention.head_count": gguf.Uint32Type, "llama.attention.head_count_kv": gguf.Uint32Type,
-	"llama.attention.layer_norm_rms_epsilon": gguf.Float32Type, "llama.rope.freq_base": gguf.Float32Type,
-	"llama.vocab_size": gguf.Uint32Type, "tokenizer.ggml.model": gguf.StringType,
+	"general.file_type": gguf.Uint32Type, "ARCH.context_length": gguf.Uint32Type,
+	"ARCH.embedding_length": gguf.Uint32Type, "ARCH.block_count": gguf.Uint32Type,
+	"ARCH.feed_forward_length": gguf.Uint32Type, "ARCH.rope.dimension_count": gguf.Uint32Type,
+	"ARCH.attention.head_count": gguf.Uint32Type, "ARCH.attention.head_count_kv": gguf.Uint32Type,
+	"ARCH.attention.layer_norm_rms_epsilon": gguf.Float32Type, "ARCH.rope.freq_base": gguf.Float32Type,
+	"ARCH.vocab_size": gguf.Uint32Type, "tokenizer.ggml.model": gguf.StringType,
 	"tokenizer.ggml.tokens": gguf.ArrayType, "tokenizer.ggml.token_type": gguf.ArrayType,
 	"tokenizer.ggml.bos_token_id": gguf.Uint32Type, "tokenizer.ggml.eos_token_id": gguf.Uint32Type,
 }
@@ -82,6 +84,7 @@ func testPlans(t *testing.T) {
 		}
 		f := vocabFiles[s.Name]
 		for key, typ := range requiredKeys {
+			key = strings.Replace(key, "ARCH.", s.Architecture()+".", 1)
 			if v, ok := f.Value(key); !ok || v.Type() != typ {
 				t.Errorf("%s: key %s: %v, want a %v", s.Name, key, v.Type(), typ)
 			}
@@ -91,7 +94,8 @@ func testPlans(t *testing.T) {
 			t.Errorf("%s: metadata: %v", s.Name, err)
 			continue
 		}
-		if got.NVocab != s.NVocab || got.NHeadKV != s.NHeadKV || got.NFF != s.NFF || got.RopeBase != s.RopeBase {
+		if got.NVocab != s.NVocab || got.NHeadKV != s.NHeadKV || got.NFF != s.NFF || got.RopeBase != s.RopeBase ||
+			got.HeadDim() != s.HeadDim() || got.Architecture() != s.Architecture() {
 			t.Errorf("%s: metadata reads back as %+v, want %+v", s.Name, got, s)
 		}
 		if err := checkVocab(f, s.NVocab); err != nil {
@@ -122,7 +126,8 @@ func checkPlanTypes(t *testing.T, p *Plan) {
 }
 
 // TestShapeSizes pins the parameter counts of the real models (LLaMA-2 7B 6,738,415,616;
-// 13B 13,015,864,320; 70B 68,976,648,192; LLaMA-3 8B 8,030,261,248) and the data size
+// 13B 13,015,864,320; 70B 68,976,648,192; LLaMA-3 8B 8,030,261,248; Qwen2.5-7B
+// 7,615,616,512; Qwen3-8B 8,190,735,360, untied output heads) and the data size
 // of pure Q4_0 files (18 bytes per 32 weights, norms F32): a 70B is 38.8 GB.
 func TestShapeSizes(t *testing.T) {
 	tests := []struct {
@@ -134,6 +139,8 @@ func TestShapeSizes(t *testing.T) {
 		{"8b", 8_030_261_248, "4.5"},
 		{"13b", 13_015_864_320, "7.3"},
 		{"70b", 68_976_648_192, "38.8"},
+		{"qwen2.5-7b", 7_615_616_512, "4.3"},
+		{"qwen3-8b", 8_190_735_360, "4.6"},
 	}
 	q4, _ := LookupFileType("Q4_0")
 	for _, tt := range tests {

@@ -26,6 +26,7 @@ type Vocab struct {
 	BOS    int32
 	EOS    int32
 	UNK    int32 // -1 when the vocabulary has none
+	NoBOS  bool  // tokenizer.ggml.add_bos_token false (Qwen)
 }
 
 // vocabSeed fixes the generated pieces: a shape's vocabulary does not depend on the
@@ -35,7 +36,8 @@ const vocabSeed = 0x5eed_70c5
 // maxPieceBytes bounds the length of generated pieces.
 const maxPieceBytes = 16
 
-// NewVocab returns the vocabulary of kind (VocabSPM or VocabBPE) with n tokens.
+// NewVocab returns the vocabulary of kind (VocabSPM, VocabBPE or VocabQwen2) with n
+// tokens.
 func NewVocab(kind string, n int) (*Vocab, error) {
 	switch kind {
 	case VocabSPM:
@@ -48,6 +50,11 @@ func NewVocab(kind string, n int) (*Vocab, error) {
 			return nil, fmt.Errorf("synth: BPE vocabulary of %d tokens: need at least %d", n, 256+len(llama3Specials)+1)
 		}
 		return bpeVocab(n), nil
+	case VocabQwen2:
+		if n < 256+len(qwenSpecials)+1 {
+			return nil, fmt.Errorf("synth: Qwen vocabulary of %d tokens: need at least %d", n, 256+len(qwenSpecials)+1)
+		}
+		return qwenVocab(n), nil
 	}
 	return nil, fmt.Errorf("synth: unknown vocabulary kind %q", kind)
 }

@@ -28,8 +28,43 @@ const nSpecialBPE = 256
 // with one merge rule each, then 256 control tokens (<|begin_of_text|> = BOS,
 // <|end_of_text|> = EOS, <|eot_id|>, reserved tokens).
 func bpeVocab(n int) *Vocab {
-	nSpecial := min(nSpecialBPE, n-257)
-	v := &Vocab{Model: VocabBPE, Pre: "llama-bpe", UNK: -1}
+	v := byteLevelVocab(n, "llama-bpe", nSpecialBPE, llama3Specials, func(k int) string {
+		return fmt.Sprintf("<|reserved_special_token_%d|>", k+5)
+	})
+	v.EOS = v.BOS + 1
+	return v
+}
+
+// qwenSpecials are the first of Qwen2.5's added tokens (ids 151643...); the rest of a
+// padded vocabulary are <|extra_N|>.
+var qwenSpecials = []string{
+	"<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
+	"<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>",
+	"<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>",
+}
+
+// nSpecialQwen is the number of control tokens at the end of a Qwen vocabulary (the
+// added tokens and padding, for Qwen2.5's 152064).
+const nSpecialQwen = 421
+
+// qwenVocab builds a Qwen-style byte-level BPE vocabulary (tokenizer.ggml.pre "qwen2",
+// no BOS added) like bpeVocab, with Qwen's control tokens: <|endoftext|> is BOS and
+// EOS, as in Qwen's GGUF files.
+func qwenVocab(n int) *Vocab {
+	v := byteLevelVocab(n, "qwen2", nSpecialQwen, qwenSpecials, func(k int) string {
+		return fmt.Sprintf("<|extra_%d|>", k)
+	})
+	v.EOS, v.NoBOS = v.BOS, true
+	return v
+}
+
+// byteLevelVocab builds a byte-level BPE vocabulary of n tokens: the 256 byte
+// characters, merged pieces with one merge rule each, then up to nSpecial control
+// tokens, specials first and filler(k) for the k-th of the rest. BOS is the first
+// control token.
+func byteLevelVocab(n int, pre string, nSpecial int, specials []string, filler func(k int) string) *Vocab {
+	nSpecial = min(nSpecial, n-257)
+	v := &Vocab{Model: VocabBPE, Pre: pre, UNK: -1}
 	base := make([]string, 0, 256)
 	for _, r := range byteRunes() {
 		base = append(base, string(r))
@@ -39,11 +74,13 @@ func bpeVocab(n int) *Vocab {
 	for i := range v.Types {
 		v.Types[i] = TokenNormal
 	}
-	v.BOS, v.EOS = int32(len(v.Tokens)), int32(len(v.Tokens)+1)
+	v.BOS = int32(len(v.Tokens))
 	for i := 0; i < nSpecial; i++ {
-		text := fmt.Sprintf("<|reserved_special_token_%d|>", i-len(llama3Specials)+5)
-		if i < len(llama3Specials) {
-			text = llama3Specials[i]
+		text := ""
+		if i < len(specials) {
+			text = specials[i]
+		} else {
+			text = filler(i - len(specials))
 		}
 		v.Tokens = append(v.Tokens, text)
 		v.Types = append(v.Types, TokenControl)

@@ -54,8 +54,11 @@ func NewWriter(p *Plan, opts Options) (*gguf.Writer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("synth: tensor %s: %w", t.Name, err)
 		}
-		if t.Norm {
+		switch {
+		case t.Norm:
 			fill = fillNorm
+		case t.Bias:
+			fill = fillBias
 		}
 		s := &tensorStream{spec: t, index: i, seed: opts.Seed, threads: opts.Threads, fill: fill}
 		err = w.AddTensor(t.Name, t.Type, t.Dims, func(out io.Writer) error {
@@ -73,25 +76,31 @@ func NewWriter(p *Plan, opts Options) (*gguf.Writer, error) {
 	return w, nil
 }
 
-// setMetadata sets the general.* and llama.* keys llama.cpp reads for LLM_ARCH_LLAMA.
+// setMetadata sets the general.* and <arch>.* keys llama.cpp reads for the shape's
+// architecture (LLM_ARCH_LLAMA, _QWEN2, _QWEN3: the same keys under their prefix).
 func setMetadata(w *gguf.Writer, p *Plan, name string) {
 	s := p.Shape
-	w.Set("general.architecture", gguf.Str("llama"))
+	a := s.Architecture() + "."
+	w.Set("general.architecture", gguf.Str(s.Architecture()))
 	w.Set("general.name", gguf.Str(name))
 	w.Set("general.file_type", gguf.Uint32(p.FileType.ID))
 	if p.FileType.Weight.BlockSize() > 1 {
 		w.Set("general.quantization_version", gguf.Uint32(2))
 	}
-	w.Set("llama.context_length", gguf.Uint32(uint32(s.NCtx)))
-	w.Set("llama.embedding_length", gguf.Uint32(uint32(s.NEmbd)))
-	w.Set("llama.block_count", gguf.Uint32(uint32(s.NLayer)))
-	w.Set("llama.feed_forward_length", gguf.Uint32(uint32(s.NFF)))
-	w.Set("llama.rope.dimension_count", gguf.Uint32(uint32(s.HeadDim())))
-	w.Set("llama.attention.head_count", gguf.Uint32(uint32(s.NHead)))
-	w.Set("llama.attention.head_count_kv", gguf.Uint32(uint32(s.NHeadKV)))
-	w.Set("llama.attention.layer_norm_rms_epsilon", gguf.Float32(s.NormEps))
-	w.Set("llama.rope.freq_base", gguf.Float32(s.RopeBase))
-	w.Set("llama.vocab_size", gguf.Uint32(uint32(s.NVocab)))
+	w.Set(a+"context_length", gguf.Uint32(uint32(s.NCtx)))
+	w.Set(a+"embedding_length", gguf.Uint32(uint32(s.NEmbd)))
+	w.Set(a+"block_count", gguf.Uint32(uint32(s.NLayer)))
+	w.Set(a+"feed_forward_length", gguf.Uint32(uint32(s.NFF)))
+	w.Set(a+"rope.dimension_count", gguf.Uint32(uint32(s.HeadDim())))
+	w.Set(a+"attention.head_count", gguf.Uint32(uint32(s.NHead)))
+	w.Set(a+"attention.head_count_kv", gguf.Uint32(uint32(s.NHeadKV)))
+	if s.KeyLength > 0 {
+		w.Set(a+"attention.key_length", gguf.Uint32(uint32(s.KeyLength)))
+		w.Set(a+"attention.value_length", gguf.Uint32(uint32(s.KeyLength)))
+	}
+	w.Set(a+"attention.layer_norm_rms_epsilon", gguf.Float32(s.NormEps))
+	w.Set(a+"rope.freq_base", gguf.Float32(s.RopeBase))
+	w.Set(a+"vocab_size", gguf.Uint32(uint32(s.NVocab)))
 }
 
 // setVocab sets the tokenizer.ggml.* keys.
@@ -113,6 +122,6 @@ func setVocab(w *gguf.Writer, v *Vocab) {
 	if v.UNK >= 0 {
 		w.Set("tokenizer.ggml.unknown_token_id", gguf.Uint32(uint32(v.UNK)))
 	}
-	w.Set("tokenizer.ggml.add_bos_token", gguf.Bool(true))
+	w.Set("tokenizer.ggml.add_bos_token", gguf.Bool(!v.NoBOS))
 	w.Set("tokenizer.ggml.add_eos_token", gguf.Bool(false))
 }

@@ -56,6 +56,47 @@ func testWriteTiny(t *testing.T) {
 	}
 }
 
+// TestWriteArch writes the tiny shape with the qwen2 block and the tiny-qwen3 shape
+// (head size 128 of n_embd 256 over 4 heads), Q8_0, and checks them against llama.cpp's
+// rules for their architectures, the biases and per-head norms included.
+func TestWriteArch(t *testing.T) {
+	tiny, _ := LookupShape("tiny")
+	qwen2, err := tiny.WithArch("qwen2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qwen3, _ := LookupShape("tiny-qwen3")
+	ft, _ := LookupFileType("Q8_0")
+	for _, tc := range []struct {
+		s     Shape
+		extra string
+		dims  string
+	}{{qwen2, "blk.1.attn_k.bias", "[128]"}, {qwen3, "blk.1.attn_q_norm.weight", "[128]"}} {
+		t.Run(tc.s.Arch, func(t *testing.T) {
+			p, err := NewPlan(tc.s, ft)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, _ := writeAndOpen(t, p, Options{Seed: 2, Threads: 2})
+			if err := Check(f); err != nil {
+				t.Fatal(err)
+			}
+			if f.Arch() != tc.s.Arch || len(f.Tensors) != len(p.Tensors) {
+				t.Fatalf("architecture %q, %d tensors; want %s, %d", f.Arch(), len(f.Tensors), tc.s.Arch, len(p.Tensors))
+			}
+			for i, ti := range f.Tensors {
+				checkValues(t, f, ti, p.Tensors[i])
+			}
+			if ti, ok := f.Tensor(tc.extra); !ok || fmt.Sprint(ti.Dims) != tc.dims || ti.Type != tensor.F32 {
+				t.Errorf("%s: %+v, want F32 %s", tc.extra, ti, tc.dims)
+			}
+		})
+	}
+	if _, err := tiny.WithArch("gemma"); err == nil {
+		t.Error("WithArch(gemma): no error")
+	}
+}
+
 // checkValues dequantizes a tensor and checks its spread (weights) or range (norms).
 func checkValues(t *testing.T, f *gguf.File, ti gguf.TensorInfo, spec TensorSpec) {
 	t.Helper()
@@ -84,6 +125,12 @@ func checkValues(t *testing.T, f *gguf.File, ti gguf.TensorInfo, spec TensorSpec
 	if spec.Norm {
 		if lo < 0.9 || hi > 1.1 {
 			t.Errorf("%s: norm weights in [%g, %g], want near 1", ti.Name, lo, hi)
+		}
+		return
+	}
+	if spec.Bias {
+		if lo < -0.1 || hi > 0.1 || sd < 0.01 {
+			t.Errorf("%s: biases in [%g, %g] (sd %.3g), want uniform in [-0.1, 0.1)", ti.Name, lo, hi, sd)
 		}
 		return
 	}

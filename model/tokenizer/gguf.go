@@ -21,6 +21,10 @@ const (
 	keyName        = "general.name"
 )
 
+// ErrNoTokenizer is returned by FromGGUF and Load for a file without a vocabulary (no
+// tokenizer.ggml.model key).
+var ErrNoTokenizer = errors.New("tokenizer: the file has no tokenizer (no " + keyModel + ")")
+
 // FromGGUF builds the Tokenizer described by f's tokenizer.ggml.* keys, applying
 // llama.cpp's defaults for absent keys (see DefaultVocab). A special token id past
 // the vocabulary keeps the default, as in llama.cpp.
@@ -35,6 +39,9 @@ func FromGGUF(f *gguf.File) (*Tokenizer, error) {
 // vocabFromGGUF reads the vocabulary as plain data.
 func vocabFromGGUF(f *gguf.File) (Vocab, error) {
 	model, err := f.String(keyModel)
+	if errors.Is(err, gguf.ErrNotFound) {
+		return Vocab{}, ErrNoTokenizer
+	}
 	if err != nil {
 		return Vocab{}, fmt.Errorf("tokenizer: %w", err)
 	}
@@ -154,4 +161,20 @@ func optional[T any](x T, err error) (T, bool, error) {
 		return zero, false, nil
 	}
 	return x, err == nil, err
+}
+
+// Load reads the vocabulary of the GGUF file at path. Only the tokenizer.ggml.* keys
+// are read, so any file that carries a vocabulary works: a model of any architecture,
+// or a vocabulary-only file.
+func Load(path string) (*Tokenizer, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	defer f.Close()
+	t, err := FromGGUF(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
 }

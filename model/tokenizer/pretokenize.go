@@ -32,6 +32,8 @@ func preTokenizerFor(pre string) (preTokenizer, error) {
 	case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral",
 		"midm-2.0", "lfm2", "jina-v5-nano":
 		return preTokenizer{name: pre, split: []splitter{splitLlama3}, ignoreMerges: true, addBOS: true}, nil
+	case "qwen2", "deepseek-r1-qwen", "kormo":
+		return preTokenizer{name: pre, split: []splitter{splitQwen2}}, nil
 	case "dbrx", "smaug-bpe":
 		return preTokenizer{name: pre, split: []splitter{splitLlama3}}, nil
 	}

@@ -40,16 +40,26 @@ func (f *fragment) gpt2Piece(pos int) int {
 
 // splitLlama3 is (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
 // ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-func splitLlama3(cpts []rune, lens []int) []int {
+func splitLlama3(cpts []rune, lens []int) []int { return splitLlama3Digits(cpts, lens, 3) }
+
+// splitQwen2 is the Llama-3 regex with \p{N} instead of \p{N}{1,3}: every digit is a
+// piece. llama.cpp runs it through std::regex on collapsed codepoints, where the
+// classes mean what isLetter, isNumber and isSpace say, so the Llama-3 scanner with
+// runs of one digit gives the same pieces.
+func splitQwen2(cpts []rune, lens []int) []int { return splitLlama3Digits(cpts, lens, 1) }
+
+// splitLlama3Digits is the Llama-3 scanner cutting digits into runs of at most digits.
+func splitLlama3Digits(cpts []rune, lens []int, digits int) []int {
 	return eachFragment(cpts, lens, func(f *fragment) {
 		for pos := f.ini; pos < f.end; {
-			pos = f.llama3Piece(pos)
+			pos = f.llama3Piece(pos, digits)
 		}
 	})
 }
 
-// llama3Piece emits the piece(s) that start at pos and returns where the next begins.
-func (f *fragment) llama3Piece(pos int) int {
+// llama3Piece emits the piece(s) that start at pos and returns where the next begins;
+// numbers are cut into runs of at most digits.
+func (f *fragment) llama3Piece(pos, digits int) int {
 	c := f.at(pos)
 	if n := f.contraction(pos, true); n > 0 {
 		return pos + f.emit(pos+n)
@@ -60,11 +70,11 @@ func (f *fragment) llama3Piece(pos int) int {
 		f.emit(q)
 		return q
 	}
-	// \p{N}{1,3}
+	// \p{N}{1,digits}
 	if isNumber(c) {
 		q := pos
 		for ini := pos; f.isNumberAt(q); {
-			if q++; q-ini >= 3 {
+			if q++; q-ini >= digits {
 				f.emit(q)
 				ini = q
 			}

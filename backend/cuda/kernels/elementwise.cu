@@ -1,4 +1,4 @@
-// elementwise.cu: SwiGLU, Add and type-converting copies over n contiguous elements.
+// elementwise.cu: SwiGLU, Add (also of one row to every row) and type-converting copies over n contiguous elements.
 // Every kernel is a grid-stride loop; launch with any grid.
 #include "common.cuh"
 
@@ -29,6 +29,16 @@ extern "C" __global__ void swiglu_q8(float *dst, const float *gate, const float 
 // add_f32: dst += x.
 extern "C" __global__ void add_f32(float *dst, const float *x, i64 n) {
 	FOR_EACH_INDEX(i, n) dst[i] += x[i];
+}
+
+// add_row_f32: dst (rows, cols) += row (cols), the row added to every row of dst (a
+// bias). grid (ceil(cols / blockDim.x), any y): each thread takes one column and strides
+// over the rows.
+extern "C" __global__ void add_row_f32(float *dst, const float *row, int rows, int cols) {
+	const int c = blockIdx.x * blockDim.x + threadIdx.x;
+	if (c >= cols) return;
+	const float b = row[c];
+	for (int r = blockIdx.y; r < rows; r += gridDim.y) dst[(size_t)r * cols + c] += b;
 }
 
 extern "C" __global__ void copy_f32_f32(float *dst, const float *src, i64 n) {
