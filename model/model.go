@@ -110,6 +110,7 @@ type Model struct {
 	cpu     backend.Device
 	closed  bool
 	nextKey atomic.Int64 // numbers sessions for their recordings
+	rank    *rankRun     // one rank of a multi-process pipeline (LoadRank), else nil
 }
 
 // Close releases the model's device memory and unmaps the file. Sessions must be
