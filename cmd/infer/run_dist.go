@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"runtime"
+
+	"github.com/infergo/infer/backend/cuda"
+	"github.com/infergo/infer/dist"
+	"github.com/infergo/infer/model"
+	"github.com/infergo/infer/split"
+)
+
+// rankSetup is this process's share of a multi-process run: its membership of the
+// group, the transport to its neighbours, its stage of the model and its GPU, if any.
+type rankSetup struct {
+	g   *dist.Group
+	t   dist.Transport
+	m   *model.Model
+	gpu *cuda.Device
+}
+
+// rankLink is what model.LoadRank talks through: the group and the transport.
+type rankLink struct {
+	*dist.Group
+	dist.Transport
+}
+
+// startRank joins the group cfg describes and loads this rank's stage of the model
+// the flags name. Rank 0 plans the model over every rank's device (-ts weights the
+// ranks); -ngl N > 0 puts each rank's stage on one GPU: --device's first ordinal, else
+// $LOCAL_RANK, else the rank modulo the GPUs present.
+func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFlags, mopts model.Options) (_ *rankSetup, err error) {
+	path := mf.path
+	file, err := dist.FileCheck(path)
+	if err != nil {
+		return nil, err
+	}
+	rs := &rankSetup{}
+	defer func() {
+		if err != nil {
+			rs.Close()
+		}
+	}()
+	threads := mopts.Threads
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	hello := dist.Hello{File: file, Device: fmt.Sprintf("rank %d: cpu (%d threads)", cfg.Rank, threads), Free: split.Unlimited}
+	if mf.gpu.ngl > 0 {
+		if rs.gpu, err = openRankGPU(mf.gpu.device, cfg.Rank, cuda.Options{WeightCacheBytes: int64(mf.gpu.weightCache)}); err != nil {
+			return nil, err
+		}
+		free, _, err := rs.gpu.MemInfo()
+		if err != nil {
+			return nil, err
+		}
+		hello.Device, hello.Free = fmt.Sprintf("rank %d: %s", cfg.Rank, rs.gpu.Name()), int64(free)
+		mopts.Devices = append(mopts.Devices, rs.gpu)
+	}
+	if df.transport == "nccl" {
+		return nil, errors.New("--transport nccl: not built yet in this tree; use --transport tcp")
+	}
+	ln, err := dist.ListenData("")
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	hello.DataPort = ln.Port()
+	ratios, _ := parseRatios(mf.gpu.ts)
+	rs.g, err = dist.Join(ctx, cfg, hello, func(hs []dist.Hello) ([]byte, []byte, error) {
+		devs := make([]model.RankDevice, len(hs))
+		for i, h := range hs {
+			devs[i] = model.RankDevice{Name: h.Device, Free: h.Free}
+		}
+		po := mopts
+		po.Split = model.SplitOptions{Ratios: ratios}
+		p, err := model.PlanRanks(path, po, devs)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := model.MarshalPlan(p)
+		return b, nil, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) error {
+		rs.g.Fail(fmt.Errorf("rank %d: %w", cfg.Rank, err))
+		return err
+	}
+	t, err := dist.ConnectTCP(ctx, rs.g, ln)
+	if err != nil {
+		return nil, fail(err)
+	}
+	rs.t = t
+	plan, err := model.UnmarshalPlan(rs.g.Welcome().Plan)
+	if err != nil {
+		return nil, fail(err)
+	}
+	if rs.m, err = model.LoadRank(path, mopts, plan, rankLink{rs.g, rs.t}); err != nil {
+		return nil, fail(err)
+	}
+	return rs, nil
+}
+
+// openRankGPU opens this rank's GPU.
+func openRankGPU(device string, rank int, o cuda.Options) (*cuda.Device, error) {
+	n, err := cuda.Count()
+	if err != nil {
+		return nil, fmt.Errorf("-ngl: needs a CUDA device: %w", err)
+	}
+	if n == 0 {
+		return nil, errors.New("-ngl: needs a CUDA device: none found")
+	}
+	ordinal := rank % n
+	if ords, err := parseOrdinals(device); err != nil {
+		return nil, usageError{err}
+	} else if len(ords) > 0 {
+		ordinal = ords[0]
+	} else if lr, err := envInt(os.Getenv, "LOCAL_RANK", -1); err != nil {
+		return nil, err
+	} else if lr >= 0 {
+		ordinal = lr
+	}
+	if ordinal >= n {
+		return nil, usageError{fmt.Errorf("--device %d: this machine has %d CUDA devices", ordinal, n)}
+	}
+	d, err := cuda.OpenWith(ordinal, o)
+	if err != nil {
+		return nil, fmt.Errorf("open CUDA device %d: %w", ordinal, err)
+	}
+	return d, nil
+}
+
+// serve runs a rank other than 0 until rank 0 ends the run; a normal end is nil.
+func (rs *rankSetup) serve(ctx context.Context) error {
+	err := rs.m.Serve(ctx)
+	if errors.Is(err, dist.ErrClosed) {
+		return nil
+	}
+	rs.g.Fail(err)
+	return err
+}
+
+// finish ends rank 0's run: normally, or telling the other ranks why not.
+func (rs *rankSetup) finish(err error) error {
+	if err != nil {
+		rs.g.Fail(err)
+	}
+	return err
+}
+
+// Close releases the stage, the transport, the group (rank 0 telling the others the
+// run is over) and the GPU, in that order.
+func (rs *rankSetup) Close() error {
+	var errs []error
+	if rs.m != nil {
+		errs = append(errs, rs.m.Close())
+	}
+	if rs.g != nil {
+		rs.g.Close()
+	}
+	if rs.t != nil {
+		rs.t.Close()
+	}
+	if rs.gpu != nil {
+		errs = append(errs, rs.gpu.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// runRank is 'infer run' as one rank of a multi-process pipeline: rank 0 reads the
+// prompt and prints the output, the others compute their stage until it is done.
+func runRank(ctx context.Context, f *runFlags, cfg dist.Config, stdout, stderr io.Writer) error {
+	if cfg.Rank == 0 && f.prompt == "" && !f.plan {
+		return usageError{errors.New("run: -p: a prompt is required on rank 0")}
+	}
+	mopts, err := f.model.options(nil)
+	if err != nil {
+		return err
+	}
+	rs, err := startRank(ctx, cfg, f.dist, f.model, mopts)
+	if err != nil {
+		return err
+	}
+	defer rs.Close()
+	if cfg.Rank != 0 {
+		return rs.serve(ctx)
+	}
+	if f.plan {
+		_, err := io.WriteString(stdout, rs.m.Plan().String())
+		return rs.finish(err)
+	}
+	gopts := model.GenerateOptions{NPredict: max(f.nPredict, 0), Sampler: f.sampler}
+	gopts.Sampler.Seed = uint64(f.seed)
+	if f.seed < 0 {
+		gopts.Sampler.Seed = rand.Uint64()
+	}
+	if f.json {
+		return rs.finish(runToJSON(ctx, rs.m, f.prompt, gopts, stdout))
+	}
+	return rs.finish(runStreaming(ctx, rs.m, f.prompt, gopts, stdout, stderr))
+}
