@@ -52,6 +52,7 @@ type Hello struct {
 	File    FileID `json:"file"`   // the model file every rank must share
 	Device  string `json:"device"` // the rank's device, for the plan
 	Free    int64  `json:"free"`   // its free memory in bytes, for the plan
+	NCCL    bool   `json:"nccl"`   // the rank can move the hidden state with NCCL
 	// DataPort, if not 0, is the port of the rank's data listener (TCP transport); Join
 	// fills DataAddr from it and the address rank 0 saw the rank connect from.
 	DataPort int    `json:"data_port,omitempty"`

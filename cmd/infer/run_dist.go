@@ -10,6 +10,7 @@ import (
 	"runtime"
 
 	"github.com/infergo/infer/backend/cuda"
+	"github.com/infergo/infer/backend/nccl"
 	"github.com/infergo/infer/dist"
 	"github.com/infergo/infer/model"
 	"github.com/infergo/infer/split"
@@ -62,8 +63,15 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 		hello.Device, hello.Free = fmt.Sprintf("rank %d: %s", cfg.Rank, rs.gpu.Name()), int64(free)
 		mopts.Devices = append(mopts.Devices, rs.gpu)
 	}
-	if df.transport == "nccl" {
-		return nil, errors.New("--transport nccl: not built yet in this tree; use --transport tcp")
+	if df.transport == "nccl" && rs.gpu == nil {
+		return nil, usageError{errors.New("--transport nccl: needs a GPU stage (-ngl)")}
+	}
+	if rs.gpu != nil && df.transport != "tcp" {
+		if err := nccl.Load(); err != nil && df.transport == "nccl" {
+			return nil, err
+		} else if err == nil {
+			hello.NCCL = true
+		}
 	}
 	ln, err := dist.ListenData("")
 	if err != nil {
@@ -84,7 +92,11 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 			return nil, nil, err
 		}
 		b, err := model.MarshalPlan(p)
-		return b, nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		blob, err := ncclID(df.transport, hs)
+		return b, blob, err
 	})
 	if err != nil {
 		return nil, err
@@ -93,11 +105,9 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 		rs.g.Fail(fmt.Errorf("rank %d: %w", cfg.Rank, err))
 		return err
 	}
-	t, err := dist.ConnectTCP(ctx, rs.g, ln)
-	if err != nil {
+	if rs.t, err = connect(ctx, rs.g, ln, rs.gpu); err != nil {
 		return nil, fail(err)
 	}
-	rs.t = t
 	plan, err := model.UnmarshalPlan(rs.g.Welcome().Plan)
 	if err != nil {
 		return nil, fail(err)
@@ -106,6 +116,52 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 		return nil, fail(err)
 	}
 	return rs, nil
+}
+
+// ncclID is rank 0's choice of transport: an NCCL unique id when every rank can use
+// NCCL and --transport allows it, else nil (TCP).
+func ncclID(transport string, hs []dist.Hello) ([]byte, error) {
+	if transport == "tcp" {
+		return nil, nil
+	}
+	for _, h := range hs {
+		if !h.NCCL {
+			if transport == "nccl" {
+				return nil, fmt.Errorf("--transport nccl: rank %d cannot use NCCL (no GPU stage, or no libnccl.so.2)", h.Rank)
+			}
+			return nil, nil
+		}
+	}
+	id, err := nccl.GetUniqueID()
+	if err != nil {
+		return nil, err
+	}
+	return id[:], nil
+}
+
+// connect sets up the transport rank 0 chose: NCCL when the Welcome carries its id,
+// else TCP between neighbours. Either aborts when the group fails.
+func connect(ctx context.Context, g *dist.Group, ln *dist.DataListener, gpu *cuda.Device) (dist.Transport, error) {
+	blob := g.Welcome().Blob
+	if len(blob) == 0 {
+		return dist.ConnectTCP(ctx, g, ln)
+	}
+	if gpu == nil {
+		return nil, errors.New("rank 0 chose NCCL, but this rank has no GPU stage (-ngl)")
+	}
+	var id nccl.UniqueID
+	if len(blob) != len(id) {
+		return nil, fmt.Errorf("an NCCL id of %d bytes from rank 0, want %d", len(blob), len(id))
+	}
+	copy(id[:], blob)
+	t, err := nccl.NewTransport(gpu, g.World(), g.Rank(), id, g.Done(), func(err error) {
+		g.Fail(fmt.Errorf("rank %d: %w", g.Rank(), err))
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.OnFail(t.Abort)
+	return t, nil
 }
 
 // openRankGPU opens this rank's GPU.
