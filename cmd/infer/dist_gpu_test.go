@@ -34,7 +34,7 @@ func TestRanksGPU(t *testing.T) {
 		ngl, _ = strconv.Atoi(v)
 	}
 	mf := &modelFlags{path: path, ctx: 1024, batch: 512, ctk: "f16", ctv: "f16",
-		gpu: gpuFlags{ngl: ngl, sm: "layer", peer: "auto", ub: 512}}
+		gpu: gpuFlags{ngl: ngl, sm: "layer", ts: "1/1", peer: "auto", ub: 512}}
 	if r := os.Getenv("INFER_DIST_GPU_RANK"); r != "" {
 		rank, _ := strconv.Atoi(r)
 		serveGPURank(t, mf, rank, transport, os.Getenv("INFER_DIST_GPU_ADDR"))

@@ -199,6 +199,9 @@ func (rs *rankSetup) serve(ctx context.Context) error {
 	if errors.Is(err, dist.ErrClosed) {
 		return nil
 	}
+	if gerr := rs.g.Err(); gerr != nil && !errors.Is(gerr, dist.ErrClosed) {
+		return gerr // the run failed elsewhere: say where, not how this rank's wait ended
+	}
 	rs.g.Fail(err)
 	return err
 }
