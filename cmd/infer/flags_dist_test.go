@@ -6,6 +6,8 @@ import (
 	"flag"
 	"io"
 	"net"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,5 +137,43 @@ func TestRunRankAloneGivesUp(t *testing.T) {
 			t.Errorf("rank %s gave up after %v", rank, d)
 		}
 		t.Logf("rank %s alone: %v", rank, err)
+	}
+}
+
+func TestPerplexityTwoRanksMatchesOneProcess(t *testing.T) {
+	path := testdata.Path(t, "stories260K-F32.gguf")
+	text := filepath.Join(t.TempDir(), "text.txt")
+	if err := os.WriteFile(text, []byte(strings.Repeat("Lily and Tom went to the park to play with a red ball. ", 20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-m", path, "-f", text, "-c", "64", "-b", "32", "-ub", "8", "-t", "1"}
+	var want bytes.Buffer
+	if err := run(context.Background(), append([]string{"perplexity"}, args...), &want, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	outs, errs := make([]bytes.Buffer, 2), make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Go(func() {
+			a := []string{"perplexity", "-m", path, "-c", "64", "-b", "32", "-ub", "8", "-t", "1",
+				"--world", "2", "--rank", strconv.Itoa(r), "--coordinator", addr}
+			if r == 0 { // only rank 0 reads the text
+				a = append(a, "-f", text)
+			}
+			errs[r] = run(context.Background(), a, &outs[r], io.Discard)
+		})
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	if outs[0].String() != want.String() || !strings.Contains(want.String(), "Final estimate") {
+		t.Errorf("rank 0 printed %q\none process printed %q", outs[0].String(), want.String())
+	}
+	if outs[1].Len() != 0 {
+		t.Errorf("rank 1 printed %q", outs[1].String())
 	}
 }
