@@ -20,6 +20,7 @@ const Version = 1
 const (
 	DefaultConnectTimeout = 60 * time.Second
 	DefaultHeartbeat      = time.Second
+	DefaultStepTimeout    = 10 * time.Minute
 	// missedBeats is how many heartbeat intervals of silence lose a peer.
 	missedBeats = 5
 )
@@ -42,6 +43,10 @@ type Config struct {
 	// Heartbeat is the interval of the liveness messages; a peer silent for 5 of them is
 	// lost. 0 = DefaultHeartbeat.
 	Heartbeat time.Duration
+	// StepTimeout bounds, on rank 0, the wait from a Broadcast to the Result that
+	// answers it: a rank that stays connected but stops making progress (a stuck
+	// device) fails the group after it. 0 = DefaultStepTimeout; negative = no bound.
+	StepTimeout time.Duration
 }
 
 // Hello is what each rank tells rank 0 when it joins.
@@ -83,6 +88,9 @@ type Group struct {
 	err      error
 	onFail   []func(error)
 	stop     func() bool
+	// busy is when rank 0 broadcast the first command not yet answered by a Result
+	// (zero when none is pending), for the step watchdog.
+	busy time.Time
 }
 
 // peer is the connection to one other rank.
@@ -109,6 +117,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = DefaultHeartbeat
+	}
+	if c.StepTimeout == 0 {
+		c.StepTimeout = DefaultStepTimeout
 	}
 	return c
 }
@@ -144,6 +155,9 @@ func Join(ctx context.Context, cfg Config, hello Hello, setup SetupFunc) (*Group
 			go g.read(p)
 			go g.beat(p)
 		}
+	}
+	if cfg.Rank == 0 && cfg.StepTimeout > 0 {
+		go g.watchSteps()
 	}
 	return g, nil
 }
@@ -440,12 +454,37 @@ func (g *Group) Broadcast(cmd []byte) error {
 	if g.cfg.Rank != 0 {
 		return errors.New("dist: only rank 0 broadcasts")
 	}
+	g.mu.Lock()
+	if g.busy.IsZero() {
+		g.busy = time.Now()
+	}
+	g.mu.Unlock()
 	for _, p := range g.peers[1:] {
 		if err := p.send(frameCommand, cmd); err != nil {
 			return g.lostPeer(p, err)
 		}
 	}
 	return nil
+}
+
+// watchSteps fails the group when a command stays unanswered for StepTimeout.
+func (g *Group) watchSteps() {
+	tick := time.NewTicker(min(time.Second, g.cfg.StepTimeout/4))
+	defer tick.Stop()
+	for {
+		select {
+		case <-g.done:
+			return
+		case <-tick.C:
+			g.mu.Lock()
+			stuck := !g.busy.IsZero() && time.Since(g.busy) > g.cfg.StepTimeout
+			g.mu.Unlock()
+			if stuck {
+				g.Fail(fmt.Errorf("dist: rank 0: no result from the other ranks within %v of the batch (a rank is stuck; --step-timeout)", g.cfg.StepTimeout))
+				return
+			}
+		}
+	}
 }
 
 // Command waits for rank 0's next command; after rank 0 closed the group it returns
@@ -481,6 +520,9 @@ func (g *Group) SendResult(b []byte) error {
 func (g *Group) Result() ([]byte, error) {
 	select {
 	case r := <-g.results:
+		g.mu.Lock()
+		g.busy = time.Time{}
+		g.mu.Unlock()
 		return r, nil
 	case <-g.done:
 		return nil, g.Err()

@@ -327,3 +327,34 @@ func TestFileCheck(t *testing.T) {
 		t.Error("missing file: no error")
 	}
 }
+
+func TestStepTimeout(t *testing.T) {
+	cfg, ln := testConfig(t, 2)
+	cfg.StepTimeout = 200 * time.Millisecond
+	gs, errs := joinAll(context.Background(), cfg, ln, sameFile)
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	defer gs[1].Close()
+	defer gs[0].Close()
+	// A step answered in time keeps the group alive past the timeout.
+	gs[0].Broadcast([]byte("a"))
+	gs[1].Command(context.Background())
+	gs[1].SendResult([]byte("r"))
+	if _, err := gs[0].Result(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * cfg.StepTimeout)
+	if err := gs[0].Err(); err != nil {
+		t.Fatalf("idle group failed: %v", err)
+	}
+	// Rank 1 takes the next command and never answers, heartbeats still flowing.
+	gs[0].Broadcast([]byte("b"))
+	gs[1].Command(context.Background())
+	err := within(t, 2*time.Second, func() error { _, err := gs[0].Result(); return err })
+	if err == nil || !strings.Contains(err.Error(), "no result from the other ranks within 200ms") {
+		t.Errorf("got %v", err)
+	}
+}

@@ -18,6 +18,7 @@ type distFlags struct {
 	rank           int    // --rank; -1 = RANK
 	coordinator    string // --coordinator; "" = MASTER_ADDR:MASTER_PORT
 	connectTimeout time.Duration
+	stepTimeout    time.Duration
 	transport      string // --transport: auto, tcp or nccl
 }
 
@@ -31,6 +32,7 @@ func addDistFlags(fs *flag.FlagSet) *distFlags {
 	fs.IntVar(&d.rank, "rank", -1, "this process's `rank`, 0..world-1; rank 0 reads the input and prints the output (default $RANK)")
 	fs.StringVar(&d.coordinator, "coordinator", "", "rank 0's `host:port`: rank 0 listens there, the others connect (default $MASTER_ADDR:$MASTER_PORT)")
 	fs.DurationVar(&d.connectTimeout, "connect-timeout", dist.DefaultConnectTimeout, "how long the ranks wait for each other at the start")
+	fs.DurationVar(&d.stepTimeout, "step-timeout", dist.DefaultStepTimeout, "rank 0 gives up when a batch gets no answer from the other ranks for this long (0 = never)")
 	fs.StringVar(&d.transport, "transport", "auto", "hidden-state `transport` between ranks: auto (NCCL on GPUs, else TCP), tcp or nccl")
 	return d
 }
@@ -79,7 +81,11 @@ func (d *distFlags) resolve(getenv func(string) string) (cfg dist.Config, ok boo
 	default:
 		return cfg, false, usageError{fmt.Errorf("--transport %q: want auto, tcp or nccl", d.transport)}
 	}
-	return dist.Config{World: world, Rank: rank, Addr: addr, ConnectTimeout: d.connectTimeout}, true, nil
+	step := d.stepTimeout
+	if step == 0 {
+		step = -1 // 0 in the flag means no bound too
+	}
+	return dist.Config{World: world, Rank: rank, Addr: addr, ConnectTimeout: d.connectTimeout, StepTimeout: step}, true, nil
 }
 
 // envInt reads an integer environment variable, def when it is unset.
