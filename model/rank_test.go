@@ -241,3 +241,52 @@ func TestRankDiesMidRun(t *testing.T) {
 		t.Errorf("rank 0 took %v to notice", d)
 	}
 }
+
+func TestPlanRanks(t *testing.T) {
+	path := testdata.Path(t, "stories260K-F32.gguf")
+	devs := func(n int) []RankDevice {
+		d := make([]RankDevice, n)
+		for i := range d {
+			d[i] = RankDevice{Name: "cpu", Free: split.Unlimited}
+		}
+		return d
+	}
+	p, err := PlanRanks(path, Options{ContextSize: 64, Split: SplitOptions{Ratios: []float64{3, 1}}}, devs(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Stages) != 2 || p.Stages[0].Layers() <= p.Stages[1].Layers() {
+		t.Errorf("-ts 3/1 over 2 ranks: %v", p)
+	}
+	b, err := MarshalPlan(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := UnmarshalPlan(b)
+	if err != nil || back.String() != p.String() {
+		t.Errorf("plan round trip: %v, %v", back, err)
+	}
+	// 5 layers and the head over 8 ranks: some rank would own nothing.
+	if _, err := PlanRanks(path, Options{ContextSize: 64}, devs(8)); err == nil || !strings.Contains(err.Error(), "stages for 8 ranks") {
+		t.Errorf("8 ranks: %v", err)
+	}
+	if _, err := PlanRanks(path, Options{ContextSize: 64, Split: SplitOptions{GPULayers: 3}}, devs(2)); err == nil || !strings.Contains(err.Error(), "-ngl") {
+		t.Errorf("-ngl 3: %v", err)
+	}
+	// A GPU that is too small is refused before any rank loads.
+	small := []RankDevice{{Name: "gpu0", Free: 1 << 10}, {Name: "gpu1", Free: 1 << 10}}
+	if _, err := PlanRanks(path, Options{ContextSize: 64}, small); err == nil {
+		t.Error("1 KiB GPUs: no error")
+	}
+}
+
+func TestCommandRoundTrip(t *testing.T) {
+	c := command{session: 1<<40 + 3, pos: 17, n: 512, first: 511, count: 1}
+	got, err := unmarshalCommand(c.marshal())
+	if err != nil || got != c {
+		t.Errorf("got %+v, %v", got, err)
+	}
+	if _, err := unmarshalCommand([]byte{1, 2}); err == nil {
+		t.Error("short command: no error")
+	}
+}
