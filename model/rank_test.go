@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infergo/infer/backend"
 	"github.com/infergo/infer/dist"
 	"github.com/infergo/infer/internal/testdata"
 	"github.com/infergo/infer/split"
@@ -288,5 +289,54 @@ func TestCommandRoundTrip(t *testing.T) {
 	}
 	if _, err := unmarshalCommand([]byte{1, 2}); err == nil {
 		t.Error("short command: no error")
+	}
+}
+
+// idleLink is a Link that is never used: LoadRank only reads its rank and world.
+type idleLink struct{ rank, world int }
+
+func (l idleLink) Rank() int                               { return l.rank }
+func (l idleLink) World() int                              { return l.world }
+func (l idleLink) Broadcast([]byte) error                  { return errors.New("idle") }
+func (l idleLink) Command(context.Context) ([]byte, error) { return nil, errors.New("idle") }
+func (l idleLink) SendResult([]byte) error                 { return errors.New("idle") }
+func (l idleLink) Result() ([]byte, error)                 { return nil, errors.New("idle") }
+func (l idleLink) Send(int, backend.Buffer) error          { return errors.New("idle") }
+func (l idleLink) Recv(int, backend.Buffer) error          { return errors.New("idle") }
+
+// uploadCounter is a device that copies weights in (no Wrap) and counts the bytes.
+type uploadCounter struct {
+	backend.Device
+	bytes *int64
+}
+
+func (d uploadCounter) Upload(dst backend.Buffer, src []byte) error {
+	*d.bytes += int64(len(src))
+	return d.Device.Upload(dst, src)
+}
+
+// TestLoadRankUploadsOwnStageOnly checks that each rank places exactly its own stage's
+// weights on its device: the bytes uploaded are the plan's weights for that stage.
+func TestLoadRankUploadsOwnStageOnly(t *testing.T) {
+	path := testdata.Path(t, "stories260K-F32.gguf")
+	opts := Options{Threads: 1, ContextSize: 64}
+	plan, err := PlanRanks(path, opts, []RankDevice{{Name: "a", Free: split.Unlimited}, {Name: "b", Free: split.Unlimited}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := range 2 {
+		var n int64
+		dev := uploadCounter{Device: cpuDevices(t, 1)[0], bytes: &n}
+		o := opts
+		o.Device = dev
+		m, err := LoadRank(path, o, plan, idleLink{r, 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close()
+		if want := plan.Stages[r].Weights; n != want {
+			t.Errorf("rank %d uploaded %d bytes, its stage's weights are %d", r, n, want)
+		}
+		t.Logf("rank %d: %d bytes uploaded of layers %d-%d", r, n, plan.Stages[r].First, plan.Stages[r].Last-1)
 	}
 }

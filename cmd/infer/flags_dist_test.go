@@ -177,3 +177,21 @@ func TestPerplexityTwoRanksMatchesOneProcess(t *testing.T) {
 		t.Errorf("rank 1 printed %q", outs[1].String())
 	}
 }
+
+func TestRunRanksPlan(t *testing.T) {
+	path := testdata.Path(t, "stories260K-F32.gguf")
+	outs, errouts, errs := runRanks(t, 2, []string{"-m", path, "--plan", "-t", "1", "-ts", "2/1"})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v\n%s", r, err, errouts[r])
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(outs[0]), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "rank 0: cpu") || !strings.Contains(lines[1], "0-3") ||
+		!strings.Contains(lines[2], "rank 1: cpu") || !strings.Contains(lines[2], "4-4+out") {
+		t.Errorf("rank 0 printed\n%s", outs[0])
+	}
+	if outs[1] != "" {
+		t.Errorf("rank 1 printed %q", outs[1])
+	}
+}
