@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -64,7 +63,7 @@ func TestRanksGPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kind := fmt.Sprintf("%T", rs.t)
+	kind := transportName(rs.t)
 	got, tRanks := evalTimed(t, rs.m, prompt)
 	rs.Close()
 	if err := cmd.Wait(); err != nil {

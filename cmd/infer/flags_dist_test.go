@@ -195,3 +195,28 @@ func TestRunRanksPlan(t *testing.T) {
 		t.Errorf("rank 1 printed %q", outs[1])
 	}
 }
+
+func TestBenchTwoRanks(t *testing.T) {
+	path := testdata.Path(t, "stories260K-F32.gguf")
+	addr := freeAddr(t)
+	outs, errs := make([]bytes.Buffer, 2), make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		wg.Go(func() {
+			errs[r] = run(context.Background(), []string{"bench", "-m", path, "-p", "32", "-n", "8", "-r", "1", "-t", "1",
+				"--world", "2", "--rank", strconv.Itoa(r), "--coordinator", addr}, &outs[r], io.Discard)
+		})
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	if got := outs[0].String(); strings.Count(got, "CPU x2 tcp") != 2 || !strings.Contains(got, "pp32") || !strings.Contains(got, "tg8") {
+		t.Errorf("rank 0 printed\n%s", got)
+	}
+	if outs[1].Len() != 0 {
+		t.Errorf("rank 1 printed %q", outs[1].String())
+	}
+}
