@@ -58,6 +58,9 @@ type Hello struct {
 	Device  string `json:"device"` // the rank's device, for the plan
 	Free    int64  `json:"free"`   // its free memory in bytes, for the plan
 	NCCL    bool   `json:"nccl"`   // the rank can move the hidden state with NCCL
+	// Options are the settings every rank must share (context, batch sizes, cache and
+	// wire types), as the command line spells them.
+	Options string `json:"options"`
 	// DataPort, if not 0, is the port of the rank's data listener (TCP transport); Join
 	// fills DataAddr from it and the address rank 0 saw the rank connect from.
 	DataPort int    `json:"data_port,omitempty"`
@@ -269,6 +272,8 @@ func checkHello(h, own Hello, peers []*peer) error {
 		return fmt.Errorf("dist: a rank joined as rank %d of a world of %d", h.Rank, own.World)
 	case peers[h.Rank] != nil:
 		return fmt.Errorf("dist: two processes joined as rank %d", h.Rank)
+	case h.Options != own.Options:
+		return fmt.Errorf("dist: rank %d was started with %q, rank 0 with %q: every rank needs the same settings", h.Rank, h.Options, own.Options)
 	case h.File != own.File:
 		return fmt.Errorf("dist: rank %d loaded a different model file (%v) than rank 0 (%v): every rank must load the same file", h.Rank, h.File, own.File)
 	}

@@ -167,6 +167,13 @@ func TestJoinRejectsMismatch(t *testing.T) {
 			}
 			return h
 		}, "rank 1 loaded a different model file"},
+		{"options", func(r int) Hello {
+			h := sameFile(r)
+			if r == 1 {
+				h.Options = "-c 512"
+			}
+			return h
+		}, `rank 1 was started with "-c 512", rank 0 with ""`},
 		{"size", func(r int) Hello {
 			h := sameFile(r)
 			if r == 1 {

@@ -220,3 +220,22 @@ func TestBenchTwoRanks(t *testing.T) {
 		t.Errorf("rank 1 printed %q", outs[1].String())
 	}
 }
+
+func TestRunRanksRefuseDifferentSettings(t *testing.T) {
+	path := testdata.Path(t, "stories260K-F32.gguf")
+	addr := freeAddr(t)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r, ctx := range []string{"256", "128"} {
+		wg.Go(func() {
+			errs[r] = run(context.Background(), []string{"run", "-m", path, "-p", "x", "-c", ctx, "-t", "1",
+				"--world", "2", "--rank", strconv.Itoa(r), "--coordinator", addr, "--connect-timeout", "5s"}, io.Discard, io.Discard)
+		})
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), `rank 1 was started with "-c 128`) {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}

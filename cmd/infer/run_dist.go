@@ -51,7 +51,9 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	hello := dist.Hello{File: file, Device: fmt.Sprintf("rank %d: cpu (%d threads)", cfg.Rank, threads), Free: split.Unlimited}
+	hello := dist.Hello{File: file, Device: fmt.Sprintf("rank %d: cpu (%d threads)", cfg.Rank, threads), Free: split.Unlimited,
+		Options: fmt.Sprintf("-c %d -b %d -ub %d -ctk %s --wire %s", mopts.ContextSize, mopts.BatchSize, mopts.MicroBatch,
+			mopts.KVType, mopts.Wire)}
 	if mf.gpu.ngl > 0 {
 		if rs.gpu, err = openRankGPU(mf.gpu.device, cfg.Rank, cuda.Options{WeightCacheBytes: int64(mf.gpu.weightCache)}); err != nil {
 			return nil, err
