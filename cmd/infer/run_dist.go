@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"sync"
+	"time"
 
 	"github.com/infergo/infer/backend/cuda"
 	"github.com/infergo/infer/backend/nccl"
@@ -23,6 +25,33 @@ type rankSetup struct {
 	t   dist.Transport
 	m   *model.Model
 	gpu *cuda.Device
+	// watchdog ends the process when the group failed but this rank is still stuck
+	// (a driver call waiting on a peer that is gone) failExitAfter later.
+	mu       sync.Mutex
+	watchdog *time.Timer
+	closed   bool
+}
+
+// failExitAfter is how long a rank whose group failed may take to stop before the
+// watchdog exits the process with the group's error.
+const failExitAfter = 15 * time.Second
+
+// watch arms the watchdog when the group fails (not when it ends normally).
+func (rs *rankSetup) watch(rank int) {
+	rs.g.OnFail(func(err error) {
+		if errors.Is(err, dist.ErrClosed) {
+			return
+		}
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		if rs.closed {
+			return
+		}
+		rs.watchdog = time.AfterFunc(failExitAfter, func() {
+			fmt.Fprintf(os.Stderr, "infer: %v (rank %d still busy %v later; exiting)\n", err, rank, failExitAfter)
+			os.Exit(1)
+		})
+	})
 }
 
 // rankLink is what model.LoadRank talks through: the group and the transport.
@@ -103,6 +132,7 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 	if err != nil {
 		return nil, err
 	}
+	rs.watch(cfg.Rank)
 	fail := func(err error) error {
 		rs.g.Fail(fmt.Errorf("rank %d: %w", cfg.Rank, err))
 		return err
@@ -232,6 +262,12 @@ func (rs *rankSetup) Close() error {
 	if rs.gpu != nil {
 		errs = append(errs, rs.gpu.Close())
 	}
+	rs.mu.Lock()
+	rs.closed = true
+	if rs.watchdog != nil {
+		rs.watchdog.Stop()
+	}
+	rs.mu.Unlock()
 	return errors.Join(errs...)
 }
 
