@@ -116,3 +116,28 @@ func TestRunCancelOnRank0StopsRankProcess(t *testing.T) {
 		t.Fatal("rank 1 still running 5 s after rank 0 was cancelled")
 	}
 }
+
+// TestRunRankProcessesMatchOneProcess runs rank 1 in its own process: rank 0 prints
+// exactly what one process prints, and rank 1 exits cleanly.
+func TestRunRankProcessesMatchOneProcess(t *testing.T) {
+	path := testdata.Path(t, "stories260K-F32.gguf")
+	args := []string{"run", "-m", path, "-p", "Once upon a time", "-n", "48", "--temp", "0.8", "--seed", "7",
+		"-c", "256", "-t", "1", "-b", "8", "-ub", "3", "--json"}
+	var want bytes.Buffer
+	if err := run(context.Background(), args, &want, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	ranked := append(args, "--world", "2", "--coordinator", addr, "--connect-timeout", "20s")
+	child, childErr := startRankProcess(t, append(ranked, "--rank", "1")...)
+	var got bytes.Buffer
+	if err := run(context.Background(), append(ranked, "--rank", "0"), &got, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Wait(); err != nil {
+		t.Errorf("rank 1: %v: %s", err, childErr)
+	}
+	if got.String() != want.String() {
+		t.Errorf("2 processes printed %q\none process printed %q", got.String(), want.String())
+	}
+}
