@@ -340,3 +340,58 @@ func TestLoadRankUploadsOwnStageOnly(t *testing.T) {
 		t.Logf("rank %d: %d bytes uploaded of layers %d-%d", r, n, plan.Stages[r].First, plan.Stages[r].Last-1)
 	}
 }
+
+// scriptedLink is an idleLink whose Command returns the given commands in turn.
+type scriptedLink struct {
+	idleLink
+	cmds [][]byte
+}
+
+func (l *scriptedLink) Command(context.Context) ([]byte, error) {
+	if len(l.cmds) == 0 {
+		return nil, dist.ErrClosed
+	}
+	c := l.cmds[0]
+	l.cmds = l.cmds[1:]
+	return c, nil
+}
+
+func TestServeRejectsBadCommands(t *testing.T) {
+	path := testdata.Path(t, "stories260K-F32.gguf")
+	opts := Options{Threads: 1, ContextSize: 64, BatchSize: 8}
+	plan, err := PlanRanks(path, opts, []RankDevice{{Name: "a", Free: split.Unlimited}, {Name: "b", Free: split.Unlimited}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		cmd  []byte
+		want string
+	}{
+		{"batch over -b", command{session: 1, n: 9, first: 8, count: 1}.marshal(), "bad batch from rank 0"},
+		{"past the context", command{session: 1, pos: 60, n: 8, first: 7, count: 1}.marshal(), "bad batch from rank 0"},
+		{"rows past the batch", command{session: 1, n: 4, first: 3, count: 2}.marshal(), "bad batch from rank 0"},
+		{"garbage", []byte("hello"), "a command of 5 bytes"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			link := &scriptedLink{idleLink: idleLink{1, 2}, cmds: [][]byte{tt.cmd}}
+			m, err := LoadRank(path, opts, plan, link)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if err := m.Serve(context.Background()); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+	// Rank 0 does not serve.
+	m, err := LoadRank(path, opts, plan, idleLink{0, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	if err := m.Serve(context.Background()); err == nil {
+		t.Error("Serve on rank 0: no error")
+	}
+}
