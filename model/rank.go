@@ -67,7 +67,7 @@ func PlanRanks(path string, opts Options, ranks []RankDevice) (*split.Plan, erro
 // checkRankPlan reports a plan that does not give each of world ranks one stage.
 func checkRankPlan(p *split.Plan, world int) error {
 	if len(p.Stages) != world {
-		return fmt.Errorf("model: the plan has %d stages for %d ranks (too few layers, or a zero -ts ratio?): every rank must own one stage", len(p.Stages), world)
+		return fmt.Errorf("model: the plan has %d stages for %d ranks: every rank must own one stage (too few layers? weight the ranks with -ts, e.g. when CPU and GPU ranks mix)", len(p.Stages), world)
 	}
 	for k, s := range p.Stages {
 		if s.Slot != k {
