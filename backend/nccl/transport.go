@@ -154,3 +154,38 @@ func (t *Transport) Close() error {
 	t.wg.Wait()
 	return t.comm.Destroy()
 }
+
+// Op is one send or receive of a Batch.
+type Op struct {
+	Peer int
+	Buf  backend.Buffer
+	Send bool // a send to Peer, else a receive from it
+}
+
+// Batch enqueues ops as one NCCL group on the device's stream, so that they are in
+// flight together (ncclGroupStart/End around them, on one thread).
+func (t *Transport) Batch(ops []Op) error {
+	bufs := make([]deviceBuffer, len(ops))
+	for i, op := range ops {
+		b, err := t.buffer(op.Buf)
+		if err != nil {
+			return err
+		}
+		bufs[i] = b
+	}
+	return t.dev.WithStream(func(s unsafe.Pointer) error {
+		if err := GroupStart(); err != nil {
+			return err
+		}
+		var errs []error
+		for i, op := range ops {
+			if op.Send {
+				errs = append(errs, t.comm.Send(bufs[i].Ptr(), bufs[i].Bytes(), op.Peer, s))
+			} else {
+				errs = append(errs, t.comm.Recv(bufs[i].Ptr(), bufs[i].Bytes(), op.Peer, s))
+			}
+		}
+		errs = append(errs, GroupEnd())
+		return errors.Join(errs...)
+	})
+}
