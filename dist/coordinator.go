@@ -186,24 +186,24 @@ func (g *Group) accept(ctx context.Context, hello Hello, setup SetupFunc) error 
 	g.peers = make([]*peer, c.World)
 	hellos := make([]Hello, c.World)
 	hellos[0] = hello
-	joined := 1
 	fail := func(err error) error {
 		g.abortAll(err.Error(), true)
 		return err
 	}
-	for joined < c.World {
-		conn, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return fail(fmt.Errorf("dist: rank 0: interrupted while waiting for ranks: %w", context.Cause(ctx)))
-			}
+	arrivals := acceptHellos(ln, deadline)
+	defer arrivals.stop()
+	for joined := 1; joined < c.World; {
+		a := <-arrivals.ch
+		switch {
+		case a.conn == nil && ctx.Err() != nil:
+			return fail(fmt.Errorf("dist: rank 0: interrupted while waiting for ranks: %w", context.Cause(ctx)))
+		case a.conn == nil:
 			return fail(fmt.Errorf("dist: rank 0: rank(s) %v did not connect to %s within %v", missing(g.peers), ln.Addr(), c.ConnectTimeout))
-		}
-		h, err := readHello(conn, deadline)
-		if err != nil {
-			conn.Close() // not one of ours, or too slow; keep waiting for the others
+		case a.err != nil:
+			a.conn.Close() // not one of ours, or too slow; keep waiting for the others
 			continue
 		}
+		h, conn := a.hello, a.conn
 		if err := checkHello(h, hello, g.peers); err != nil {
 			p := &peer{rank: -1, conn: conn, lost: g.lost()}
 			p.send(frameAbort, []byte(err.Error()))
@@ -233,6 +233,62 @@ func (g *Group) accept(ctx context.Context, hello Hello, setup SetupFunc) error 
 		}
 	}
 	return nil
+}
+
+// arrival is a connection to rank 0 and the Hello read from it; conn nil means the
+// listener stopped (the deadline passed, or the context ended).
+type arrival struct {
+	hello Hello
+	conn  net.Conn
+	err   error
+}
+
+// arrivals delivers the connections a listener accepts, each with its Hello read
+// concurrently (so a silent connection holds up no one), until stop.
+type arrivals struct {
+	ch   chan arrival
+	done chan struct{}
+}
+
+// helloTimeout bounds how long one connection may take to send its Hello.
+const helloTimeout = 10 * time.Second
+
+// acceptHellos accepts on ln until deadline and reads each connection's Hello.
+func acceptHellos(ln net.Listener, deadline time.Time) *arrivals {
+	a := &arrivals{ch: make(chan arrival), done: make(chan struct{})}
+	deliver := func(x arrival) {
+		select {
+		case a.ch <- x:
+		case <-a.done:
+			if x.conn != nil {
+				x.conn.Close()
+			}
+		}
+	}
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				deliver(arrival{err: err})
+				return
+			}
+			go func() {
+				h, err := readHello(conn, minTime(deadline, time.Now().Add(helloTimeout)))
+				deliver(arrival{hello: h, conn: conn, err: err})
+			}()
+		}
+	}()
+	return a
+}
+
+// stop releases the goroutines still delivering; their connections are closed.
+func (a *arrivals) stop() { close(a.done) }
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // missing lists the ranks after 0 without a connection.

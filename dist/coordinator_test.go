@@ -365,3 +365,27 @@ func TestStepTimeout(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestSilentConnectionDoesNotBlockTheJoin(t *testing.T) {
+	cfg, ln := testConfig(t, 2)
+	// Something connects first and says nothing (a port scanner, a health check).
+	silent, err := net.Dial("tcp", cfg.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	var gs []*Group
+	var errs []error
+	within(t, 2*time.Second, func() error {
+		gs, errs = joinAll(context.Background(), cfg, ln, sameFile)
+		return nil
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	for _, g := range gs {
+		g.Close()
+	}
+}
