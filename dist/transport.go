@@ -234,7 +234,7 @@ func acceptPrev(ln *DataListener, r int, deadline time.Time, conns map[int]net.C
 			return fmt.Errorf("dist: rank %d: no data connection from rank %d: %v", r, r-1, describe(err))
 		}
 		var id [4]byte
-		c.SetReadDeadline(deadline)
+		c.SetReadDeadline(minTime(deadline, time.Now().Add(helloTimeout)))
 		_, err = io.ReadFull(c, id[:])
 		c.SetReadDeadline(time.Time{})
 		if err != nil || binary.LittleEndian.Uint32(id[:]) != uint32(r-1) {
