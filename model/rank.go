@@ -135,6 +135,7 @@ type rankRun struct {
 	// sessions are a follower's mirrors of rank 0's sessions; current is the one in use.
 	sessions map[uint64]*Session
 	current  uint64
+	logits   []byte // the last rank's host copy of a batch's logits, reused
 }
 
 // command is one batch as rank 0 sends it to the other ranks.
@@ -273,7 +274,7 @@ func (rr *rankRun) closeSessions() {
 
 // exec computes this rank's stage of one batch: tokens (rank 0) and positions uploaded,
 // then per micro-batch receive the hidden state, run the stage, send it on. The last
-// rank returns the logits' bytes when the batch wants some.
+// rank returns the logits' bytes when the batch wants some (valid until the next exec).
 func (rr *rankRun) exec(s *Session, tokens []int32, c command) ([]byte, error) {
 	m, k, n := s.m, rr.r, c.n
 	st, last := &m.stages[k], k == len(m.stages)-1
@@ -308,7 +309,11 @@ func (rr *rankRun) exec(s *Session, tokens []int32, c command) ([]byte, error) {
 	if !last || c.count == 0 {
 		return nil, nil
 	}
-	out := make([]byte, 4*c.count*m.cfg.NVocab)
+	n4 := 4 * c.count * m.cfg.NVocab
+	if cap(rr.logits) < n4 {
+		rr.logits = make([]byte, n4)
+	}
+	out := rr.logits[:n4]
 	if err := st.dev.Download(out, l.logits); err != nil {
 		return nil, err
 	}
