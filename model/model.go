@@ -123,6 +123,7 @@ type Model struct {
 	closed   bool
 	open     sync.Mutex            // guards sessions
 	sessions map[*Session]struct{} // the sessions not closed yet
+	rank     *rankRun              // one rank of a multi-process pipeline (LoadRank), else nil
 }
 
 // Close waits for the session calls in flight, then releases the device memory of the

@@ -85,6 +85,9 @@ func (f *activations) outRows(lo, count, row0, lrow int) activations {
 // batch runs one batch at s.pos and downloads the logits of rows [first, first+count)
 // into dst.
 func (s *Session) batch(tokens []int32, first, count int, dst []float32) error {
+	if s.m.rank != nil { // one rank of a multi-process pipeline (rank.go)
+		return s.m.rank.batch(s, tokens, first, count, dst)
+	}
 	n := len(tokens)
 	l := s.layout(n, first, count)
 	ids, pos := s.staged[:4*n], s.staged[4*n:8*n]

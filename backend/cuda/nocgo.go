@@ -11,6 +11,7 @@ package cuda
 import (
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/infergo/infer/backend"
 	"github.com/infergo/infer/tensor"
@@ -216,3 +217,6 @@ func (p *Peers) Measure(from, to, size, reps int) (Timing, error) { return Timin
 
 // Close does nothing.
 func (p *Peers) Close() error { return nil }
+
+// WithStream fails: there is no stream without the driver.
+func (d *Device) WithStream(fn func(stream unsafe.Pointer) error) error { return errNoCgo }

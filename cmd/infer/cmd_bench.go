@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -30,6 +31,7 @@ type benchFlags struct {
 	ctk      string
 	output   string
 	noWarmup bool
+	dist     *distFlags // --world --rank --coordinator: one rank of several (bench_dist.go)
 }
 
 // cmdBench implements 'infer bench': llama-bench's pp/tg tests and table.
@@ -47,6 +49,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err != nil {
 		return usageError{err}
+	}
+	if cfg, ok, err := f.dist.resolve(os.Getenv); err != nil {
+		return err
+	} else if ok && cfg.Rank != 0 {
+		stdout = io.Discard // rank 0 prints the table
 	}
 	kv, err := kvType("-ctk", f.ctk)
 	if err != nil {
@@ -77,6 +84,9 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // benchModel loads one model with opts and runs every test on it, printing each row.
 func benchModel(ctx context.Context, path string, opts model.Options, tests []bench.Test, f *benchFlags, p bench.Printer) error {
+	if cfg, ok, _ := f.dist.resolve(os.Getenv); ok {
+		return benchRank(ctx, cfg, path, opts, tests, f, p)
+	}
 	m, err := f.gpu.load(ctx, path, opts)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -156,6 +166,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (*benchFlags, bool, error)
 	fs.StringVar(&f.ctk, "ctk", "f16", "KV cache `type`: f16 or f32")
 	fs.StringVar(&f.output, "o", "md", "output `format`: md or json")
 	fs.BoolVar(&f.noWarmup, "no-warmup", false, "skip the warm-up run before each test")
+	f.dist = addDistFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: infer bench -m FILE [-p 512] [-n 128] [-d 0] [-b 2048] [-ub 512] [-r 5] [-t N] [-o md|json]\n       infer bench transfer")
 		fs.PrintDefaults()

@@ -15,12 +15,17 @@ import (
 // cmdPerplexity implements 'infer perplexity': score a text file the way
 // llama-perplexity does. The running values and the final estimate go to stdout in
 // llama.cpp's format; progress goes to stderr.
-func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs, mf, file, chunks := perplexityFlags(stderr)
+	df := addDistFlags(fs)
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
-	if *file == "" {
+	cfg, ranks, err := df.resolve(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if *file == "" && (!ranks || cfg.Rank == 0) {
 		return usageError{errors.New("perplexity: -f: a text file is required")}
 	}
 	if mf.ctx == 0 {
@@ -34,17 +39,33 @@ func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	mopts.BatchSize = min(mf.batch, mf.ctx)
-	text, err := os.ReadFile(*file)
-	if err != nil {
-		return fmt.Errorf("perplexity: %w", err)
+	if ranks { // one rank of several (run_dist.go)
+		rs, serr := startRank(ctx, cfg, df, mf, mopts)
+		if serr != nil {
+			return serr
+		}
+		defer rs.Close()
+		if cfg.Rank != 0 {
+			return rs.serve(ctx)
+		}
+		defer func() { rs.finish(err) }()
+		return scorePerplexity(ctx, rs.m, *file, mf, *chunks, stdout, stderr)
 	}
 	gm, err := mf.gpu.load(ctx, mf.path, mopts)
 	if err != nil {
 		return err
 	}
 	defer closeModel(gm, mopts.Logf)
-	m := gm.Model
-	opts := model.PerplexityOptions{Ctx: mf.ctx, Batch: mf.batch, Chunks: *chunks}
+	return scorePerplexity(ctx, gm.Model, *file, mf, *chunks, stdout, stderr)
+}
+
+// scorePerplexity reads the text file and prints m's perplexity on it.
+func scorePerplexity(ctx context.Context, m *model.Model, file string, mf *modelFlags, chunks int, stdout, stderr io.Writer) error {
+	text, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("perplexity: %w", err)
+	}
+	opts := model.PerplexityOptions{Ctx: mf.ctx, Batch: mf.batch, Chunks: chunks}
 	res, err := model.Perplexity(ctx, m, string(text), opts, func(c model.ChunkResult) {
 		printChunk(stdout, stderr, c)
 	})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 
 	"github.com/infergo/infer/model"
 )
@@ -21,6 +22,7 @@ type runFlags struct {
 	seed     int64
 	json     bool
 	plan     bool
+	dist     *distFlags
 }
 
 // newRunFlags registers run's flags on fs; the sampling defaults are llama.cpp's.
@@ -38,6 +40,7 @@ func newRunFlags(fs *flag.FlagSet) *runFlags {
 	fs.Int64Var(&f.seed, "seed", -1, "sampling `seed`; -1 = random")
 	fs.BoolVar(&f.json, "json", false, "print one JSON object {prompt_tokens, tokens, text} instead of streaming")
 	fs.BoolVar(&f.plan, "plan", false, "print how the layers are placed on the devices, and exit")
+	f.dist = addDistFlags(fs)
 	return f
 }
 
@@ -71,6 +74,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
+	}
+	if cfg, ok, err := f.dist.resolve(os.Getenv); err != nil {
+		return err
+	} else if ok { // one rank of several (run_dist.go)
+		return runRank(ctx, f, cfg, stdout, stderr)
 	}
 	if f.prompt == "" && !f.plan {
 		return usageError{errors.New("run: -p: a prompt is required")}
