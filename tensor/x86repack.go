@@ -60,6 +60,36 @@ func X86RepackGemmTileFunc(t DType) func(n int, w []byte, wStride, mw int, x []b
 	return nil
 }
 
+// X86RepackTileFunc returns, for the types of X86RepackDotFunc (nil for the others),
+// the function computing a tile of a repacked matrix product the way llama.cpp's CPU
+// backend does for a weight matrix of a multiple of X86RepackRows rows: for o < mw and
+// i < mx,
+//
+//	dst[i*dstStride+o] = X86RepackGemmDotFunc(t)(n, w[o*wStride:], x[i*xStride:])  for i < mx−mx%X86RepackGemmRows
+//	dst[i*dstStride+o] = X86RepackDotFunc(t)(n, w[o*wStride:], x[i*xStride:])      for the other i
+//
+// bit for bit: the gemm for the activation rows in groups of four, the gemv for the
+// rest (all of them when mx < 4, as in decoding). It takes several weight rows at a
+// time, which is much faster than one dot after another, for one activation row too.
+func X86RepackTileFunc(t DType) func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if tr := t.traits(); tr != nil {
+		return tr.dotRepackTile
+	}
+	return nil
+}
+
+// dotQ4KRepackTile is X86RepackTileFunc(Q4_K): the gemm's tile for the first
+// mx−mx%4 activation rows, the gemv's for the rest.
+func dotQ4KRepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	m4 := mx - mx%X86RepackGemmRows
+	if m4 > 0 {
+		dotQ4KRepackGemmTile(n, w, wStride, mw, x, xStride, m4, dst, dstStride)
+	}
+	if m4 < mx && mw > 0 {
+		dotQ4KRepackGemvTile(n, w, wStride, mw, x[m4*xStride:], xStride, mx-m4, dst[m4*dstStride:], dstStride)
+	}
+}
+
 // X86RepackGemmRows is the group of activation rows the repacked gemm takes at once.
 const X86RepackGemmRows = 4
 

@@ -37,6 +37,11 @@ func dotQ4_0x86(n int, w, x []byte) float32 {
 
 func dotQ4_0Repack(n int, w, x []byte) float32 {
 	nb := n / QK
+	if hasFMA && !hasVNNI && nb > 0 {
+		var d [1]float32
+		dotQ4_0RepackTileAVX2(n, w, 0, 1, x, 0, 1, d[:], 0)
+		return d[0]
+	}
 	if !hasFMA || !hasVNNI || nb <= 0 {
 		return dotQ4_0RepackGo(n, w, x)
 	}

@@ -112,6 +112,10 @@ func dotQ4_0RepackVNNIx4(w, x *byte, xstride, nb int, dst *float32)
 // activation rows at a time (dotQ4_0RepackVNNIx4), the rest one by one.
 func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QK
+	if hasFMA && !hasVNNI && nb > 0 {
+		dotQ4_0RepackTileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasFMA || !hasVNNI || nb <= 0 || mx < 4 || mw <= 0 {
 		dotTileBy(dotQ4_0Repack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
@@ -227,4 +231,9 @@ func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 			dst[i*dstStride+o] = dotQ6Kx86(n, wo, x[i*xStride:])
 		}
 	}
+}
+
+// dotQ4KRepackGemvTile is the tile form of dotQ4KRepack.
+func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotTileBy(dotQ4KRepack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
