@@ -1,6 +1,9 @@
 package tensor
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
 // The driver of the AVX2 kernels that keep one weight row per float32 lane: panels of
 // eight weight rows, each against the activation rows four at a time, then one at a
@@ -77,3 +80,78 @@ func tileChecks(w []byte, wStride, mw, wrb int, x []byte, xStride, mx, xrb int, 
 	_ = dst[(mx-1)*dstStride+mw-1]
 	return false
 }
+
+// laneKernels are the kernels tileLanes drives, for the x86 lane orders (eight float32
+// lanes per output, reduced by hsum8 at the end): x4 leaves in acc[4r+i] the lanes of
+// weight row r < 2 of the panel at wp (stride ws) and activation row i0+i, i < 4; x1
+// leaves in acc[r] those of weight rows r < 4 and activation row i0. extra, if not
+// nil, returns what the order adds to hsum8 for weight row o and activation row i
+// (Q4_1's and Q5_K's sums of the mins).
+type laneKernels struct {
+	x4    func(wp *byte, ws, i0 int, acc *[8][8]float32)
+	x1    func(wp *byte, ws, i0 int, acc *[4][8]float32)
+	extra func(o, i int) float32
+}
+
+// tileLanes computes dst[i*dstStride+o], o < mw, i < mx, with k over panels of four
+// weight rows of rb bytes (stride wStride). The weight rows go in chunks of about
+// tileChunkBytes, each against every activation row, so that a chunk stays in the
+// cache across the groups of activation rows. The caller has checked that w, x and
+// dst hold the tile.
+func tileLanes(k laneKernels, rb int, w []byte, wStride, mw, mx int, dst []float32, dstStride int, s *tileScratch) {
+	var acc [8][8]float32
+	fin := func(o, i int, a *[8]float32) {
+		v := hsum8(a)
+		if k.extra != nil {
+			v += k.extra(o, i)
+		}
+		dst[i*dstStride+o] = v
+	}
+	chunk := max(4, tileChunkBytes/max(1, rb)&^3)
+	for o0 := 0; o0 < mw; o0 += chunk {
+		o1 := min(mw, o0+chunk)
+		// The panels of the chunk: full ones in place, a last partial one padded.
+		panel := func(o int) (*byte, int, int) {
+			m := min(4, o1-o)
+			if m == 4 {
+				return &w[o*wStride], wStride, 4
+			}
+			return &s.pad[0], rb, m
+		}
+		if m := (o1 - o0) % 4; m != 0 {
+			s.pad = growBytes(s.pad, 4*rb)
+			clear(s.pad)
+			for r := range m {
+				o := o1 - m + r
+				copy(s.pad[r*rb:(r+1)*rb], w[o*wStride:o*wStride+rb])
+			}
+		}
+		i := 0
+		for ; i+4 <= mx; i += 4 {
+			for o := o0; o < o1; o += 4 {
+				wp, ws, m := panel(o)
+				for r0 := 0; r0 < m; r0 += 2 {
+					k.x4((*byte)(unsafe.Add(unsafe.Pointer(wp), r0*ws)), ws, i, &acc)
+					for r := r0; r < min(r0+2, m); r++ {
+						for j := range 4 {
+							fin(o+r, i+j, &acc[4*(r-r0)+j])
+						}
+					}
+				}
+			}
+		}
+		for ; i < mx; i++ {
+			for o := o0; o < o1; o += 4 {
+				wp, ws, m := panel(o)
+				k.x1(wp, ws, i, (*[4][8]float32)(acc[:4]))
+				for r := range m {
+					fin(o+r, i, &acc[r])
+				}
+			}
+		}
+	}
+}
+
+// tileChunkBytes is the size of the chunks of weight rows tileLanes takes against all
+// the activation rows: half of a 512 KiB L2 cache.
+const tileChunkBytes = 256 << 10

@@ -85,6 +85,10 @@ func dotTileVNNI(q5 bool, n int, w []byte, wStride, mw int, x []byte, xStride, m
 		dot, wb = dotQ5_0x86, q5_0Bytes
 	}
 	nb := n / QK
+	if hasFMA && !hasVNNI && !q5 && nb > 0 {
+		dotQ8_0x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasFMA || !hasVNNI || nb <= 0 {
 		dotTileBy(dot, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
