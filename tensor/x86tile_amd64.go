@@ -40,6 +40,10 @@ func q4KGemmVNNIx4(w, x *byte, xstride, nb int, ws *int32, wd *float32, out *[8]
 // one by one, the weight row's scales and mins unpacked once.
 func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QKK
+	if hasFMA && !hasVNNI && nb > 0 {
+		q4KTileAVX2(true, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasVNNI || !hasFMA || nb <= 0 || mw <= 0 || mx <= 0 {
 		dotTileBy(dotQ4KRepackGemm, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
@@ -235,5 +239,9 @@ func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 
 // dotQ4KRepackGemvTile is the tile form of dotQ4KRepack.
 func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if hasFMA && !hasVNNI && n >= QKK {
+		q4KTileAVX2(false, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	dotTileBy(dotQ4KRepack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
