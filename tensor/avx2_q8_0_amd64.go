@@ -30,10 +30,10 @@ func dotQ8_0x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx 
 	}
 	xp := s.w
 	tileLanes(laneKernels{
-		x4: func(wp *byte, ws, i int, acc *[8][8]float32) {
+		x4: func(wp *byte, ws, i int, acc *[8][8]float32, _ *[8]float32) {
 			q80LanesR2X4(wp, ws, &xp[i*ps], ps, nb, acc)
 		},
-		x1: func(wp *byte, ws, i int, acc *[4][8]float32) {
+		x1: func(wp *byte, ws, i int, acc *[4][8]float32, _ *[4]float32) {
 			q80LanesR4X1(wp, ws, &xp[i*ps], nb, acc)
 		},
 	}, nb*q8_0Bytes, w, wStride, mw, mx, dst, dstStride, s)

@@ -84,13 +84,13 @@ func tileChecks(w []byte, wStride, mw, wrb int, x []byte, xStride, mx, xrb int, 
 // laneKernels are the kernels tileLanes drives, for the x86 lane orders (eight float32
 // lanes per output, reduced by hsum8 at the end): x4 leaves in acc[4r+i] the lanes of
 // weight row r < 2 of the panel at wp (stride ws) and activation row i0+i, i < 4; x1
-// leaves in acc[r] those of weight rows r < 4 and activation row i0. extra, if not
-// nil, returns what the order adds to hsum8 for weight row o and activation row i
-// (Q4_1's and Q5_K's sums of the mins).
+// leaves in acc[r] those of weight rows r < 4 and activation row i0. Where ext is set,
+// the kernels also leave in e[4r+i] (x4) or e[r] (x1) a float32 the order adds to
+// hsum8 (the sum of the mins of Q4_1 and Q5_K).
 type laneKernels struct {
-	x4    func(wp *byte, ws, i0 int, acc *[8][8]float32)
-	x1    func(wp *byte, ws, i0 int, acc *[4][8]float32)
-	extra func(o, i int) float32
+	x4  func(wp *byte, ws, i0 int, acc *[8][8]float32, e *[8]float32)
+	x1  func(wp *byte, ws, i0 int, acc *[4][8]float32, e *[4]float32)
+	ext bool
 }
 
 // tileLanes computes dst[i*dstStride+o], o < mw, i < mx, with k over panels of four
@@ -100,10 +100,11 @@ type laneKernels struct {
 // dst hold the tile.
 func tileLanes(k laneKernels, rb int, w []byte, wStride, mw, mx int, dst []float32, dstStride int, s *tileScratch) {
 	var acc [8][8]float32
-	fin := func(o, i int, a *[8]float32) {
+	var ext [8]float32
+	fin := func(o, i int, a *[8]float32, e float32) {
 		v := hsum8(a)
-		if k.extra != nil {
-			v += k.extra(o, i)
+		if k.ext {
+			v += e
 		}
 		dst[i*dstStride+o] = v
 	}
@@ -131,10 +132,10 @@ func tileLanes(k laneKernels, rb int, w []byte, wStride, mw, mx int, dst []float
 			for o := o0; o < o1; o += 4 {
 				wp, ws, m := panel(o)
 				for r0 := 0; r0 < m; r0 += 2 {
-					k.x4((*byte)(unsafe.Add(unsafe.Pointer(wp), r0*ws)), ws, i, &acc)
+					k.x4((*byte)(unsafe.Add(unsafe.Pointer(wp), r0*ws)), ws, i, &acc, &ext)
 					for r := r0; r < min(r0+2, m); r++ {
 						for j := range 4 {
-							fin(o+r, i+j, &acc[4*(r-r0)+j])
+							fin(o+r, i+j, &acc[4*(r-r0)+j], ext[4*(r-r0)+j])
 						}
 					}
 				}
@@ -143,9 +144,9 @@ func tileLanes(k laneKernels, rb int, w []byte, wStride, mw, mx int, dst []float
 		for ; i < mx; i++ {
 			for o := o0; o < o1; o += 4 {
 				wp, ws, m := panel(o)
-				k.x1(wp, ws, i, (*[4][8]float32)(acc[:4]))
+				k.x1(wp, ws, i, (*[4][8]float32)(acc[:4]), (*[4]float32)(ext[:4]))
 				for r := range m {
-					fin(o+r, i, &acc[r])
+					fin(o+r, i, &acc[r], ext[r])
 				}
 			}
 		}

@@ -147,6 +147,10 @@ func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 // activation blocks' scales and bsums read once per tile.
 func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QKK
+	if hasFMA && !hasVNNI && nb > 0 {
+		dotQ5Kx86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasVNNI || nb <= 0 || mw <= 0 || mx <= 0 {
 		dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
@@ -204,6 +208,10 @@ func dotQ6Kx86VNNIx4(w, x *byte, xstride, nb int, d *float32, acc *[4][lanes8]fl
 // the rest one by one.
 func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QKK
+	if hasFMA && !hasVNNI && nb > 0 {
+		dotQ6Kx86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasVNNI || nb <= 0 || mx < 4 || mw <= 0 {
 		dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
