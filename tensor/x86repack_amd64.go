@@ -51,13 +51,16 @@ func dotQ4_0Repack(n int, w, x []byte) float32 {
 
 func dotQ4_1x86(n int, w, x []byte) float32 {
 	nb := n / QK
-	if !hasFMA || !hasVNNI || nb <= 0 {
+	if !hasFMA || nb <= 0 {
 		return dotQ4_1x86Go(n, w, x)
 	}
 	_, _ = w[nb*q4_1Bytes-1], x[nb*q8_1Bytes-1]
 	var summs float32
 	for ib := range nb {
 		summs += float32(halfAt(w[ib*q4_1Bytes+2:]) * halfAt(x[ib*q8_1Bytes+2:]))
+	}
+	if !hasVNNI {
+		return dotQ4_1x86AVX2(&w[0], &x[0], nb) + summs
 	}
 	return dotQ4_1x86VNNI(&w[0], &x[0], nb) + summs
 }
