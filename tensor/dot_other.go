@@ -41,3 +41,5 @@ func HasAVX512() bool { return false }
 // Level returns the kernel level this process uses: the Go code off amd64 (until arm64
 // has kernels of its own).
 func Level() CPULevel { return LevelPortable }
+
+func dotBF16F32(n int, w, x []byte) float32 { return dotBF16F32Go(n, w, x) }

@@ -143,3 +143,22 @@ func TestTilesMatchGo(t *testing.T) {
 		})
 	}
 }
+
+// TestDotBF16F32MatchesGo: DotBF16F32 at this build's level gives the Go code's bits,
+// for row lengths that are and are not multiples of eight.
+func TestDotBF16F32MatchesGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(903, 904))
+	for trial := range 500 {
+		n := r.IntN(300)
+		w, x := make([]byte, 2*n), make([]float32, n)
+		for i := range n {
+			h := F32ToBF16(float32(r.NormFloat64() * math.Ldexp(1, r.IntN(40)-20)))
+			w[2*i], w[2*i+1] = byte(h), byte(h>>8)
+			x[i] = float32(r.NormFloat64() * math.Ldexp(1, r.IntN(40)-20))
+		}
+		got, want := DotBF16F32(n, w, Float32Bytes(x)), dotBF16F32Go(n, w, Float32Bytes(x))
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("trial %d, n %d: %.9g, Go %.9g", trial, n, got, want)
+		}
+	}
+}
