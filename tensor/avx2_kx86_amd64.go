@@ -76,3 +76,24 @@ func dotQ5Kx86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 		ext: true,
 	}, nb*q5KBytes, w, wStride, mw, mx, dst, dstStride, s)
 }
+
+// dotQ6Kx86AVX2 is dotQ6Kx86Go with q6KLanesX1.
+func dotQ6Kx86AVX2(n int, w, x []byte) float32 {
+	nb := kBlocks(n, w, x, q6KBytes)
+	s := tileScratchPool.Get().(*tileScratch)
+	defer tileScratchPool.Put(s)
+	s.w = growBytes(s.w, nb*q8KM32Bytes)
+	q8KM32Prep(&x[0], nb, &s.w[0])
+	var acc [8]float32
+	q6KLanesX1(&w[0], &x[0], &s.w[0], nb, &acc)
+	return hsum8(&acc)
+}
+
+// dotQ5Kx86AVX2 is dotQ5Kx86Go with q5KLanesX1.
+func dotQ5Kx86AVX2(n int, w, x []byte) float32 {
+	nb := kBlocks(n, w, x, q5KBytes)
+	var acc [8]float32
+	var summs float32
+	q5KLanesX1(&w[0], &x[0], nb, &acc, &summs)
+	return hsum8(&acc) + summs
+}

@@ -116,6 +116,9 @@ func dotQ4KRepackGemm(n int, w, x []byte) float32 {
 // dotQ5Kx86 is dotQ5Kx86Go with the lanes of q5KLanesVNNI.
 func dotQ5Kx86(n int, w, x []byte) float32 {
 	nb := kBlocks(n, w, x, q5KBytes)
+	if hasFMA && !hasVNNI && nb > 0 {
+		return dotQ5Kx86AVX2(n, w, x)
+	}
 	if !hasVNNI || nb <= 0 {
 		return dotQ5Kx86Go(n, w, x)
 	}
@@ -135,6 +138,9 @@ func dotQ5Kx86(n int, w, x []byte) float32 {
 // scales d8·d computed first.
 func dotQ6Kx86(n int, w, x []byte) float32 {
 	nb := kBlocks(n, w, x, q6KBytes)
+	if hasFMA && !hasVNNI && nb > 0 {
+		return dotQ6Kx86AVX2(n, w, x)
+	}
 	if !hasVNNI || nb <= 0 {
 		return dotQ6Kx86Go(n, w, x)
 	}
