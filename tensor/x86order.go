@@ -91,14 +91,13 @@ const lanes8 = 8
 // fmaf is C's fmaf: a·b+c rounded once to float32. The product is exact in float64 and
 // the float64 sum s rounds it once; rounding s to float32 is then right except where s
 // lies exactly halfway between two float32s (for a normal float32 result: the low 29
-// bits of its float64 significand are 1<<28), which fmafTie settles. Small enough to
-// inline.
+// bits of its float64 significand are 1<<28), which fmafTie settles.
 func fmaf(a, b, c float32) float32 {
 	s := float64(a)*float64(b) + float64(c)
-	if u := math.Float64bits(s); u&(1<<29-1) != 1<<28 && u>>52&0x7ff >= 1023-126 { // not a tie, |s| ≥ 2⁻¹²⁶
-		return float32(s)
+	if u := math.Float64bits(s); uint32(u)&(1<<29-1) == 1<<28 || u<<1 < (1023-126)<<53 { // a tie, or |s| < 2⁻¹²⁶
+		return fmafTie(a, b, c)
 	}
-	return fmafTie(a, b, c)
+	return float32(s)
 }
 
 // fmafTie is fmaf where s may be a tie or the result is not a normal float32: when the
@@ -123,6 +122,19 @@ func fmafTie(a, b, c float32) float32 {
 	return r
 }
 
+// fma8 sets acc[l] = fmaf(d, float32(s[l]), acc[l]) for the eight lanes, with fmaf's
+// common case inline.
+func fma8(acc *[lanes8]float32, d float32, s *[lanes8]int32) {
+	for l := range acc {
+		v := float64(d)*float64(s[l]) + float64(acc[l])
+		if u := math.Float64bits(v); uint32(u)&(1<<29-1) == 1<<28 || u<<1 < (1023-126)<<53 {
+			acc[l] = fmafTie(d, float32(s[l]), acc[l])
+			continue
+		}
+		acc[l] = float32(v)
+	}
+}
+
 // hsum8 is hsum_float_8: lanes l and l+4 added, then (0+2)+(1+3).
 func hsum8(acc *[lanes8]float32) float32 {
 	var t [4]float32
@@ -141,15 +153,16 @@ func sum4(a, b *[4]byte) int32 {
 // fmaf(dw·dx, Σ_{k<4} w[4l+k]·x[4l+k], lane) block after block.
 func dotQ8_0x86Go(n int, w, x []byte) float32 {
 	var acc [lanes8]float32
+	var s [lanes8]int32
 	for ib := 0; ib < n/QK; ib++ {
 		wb := (*[q8_0Bytes]byte)(w[ib*q8_0Bytes:])
 		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
 		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
-		for l := range acc {
+		for l := range s {
 			k := 2 + 4*l
-			s := sum4((*[4]byte)(wb[k:]), (*[4]byte)(xb[k:]))
-			acc[l] = fmaf(d, float32(s), acc[l])
+			s[l] = sum4((*[4]byte)(wb[k:]), (*[4]byte)(xb[k:]))
 		}
+		fma8(&acc, d, &s)
 	}
 	return hsum8(&acc)
 }

@@ -186,9 +186,8 @@ func dotQ4_0RepackGo(n int, w, x []byte) float32 {
 	for ib := 0; ib < n/QK; ib++ {
 		wb := (*[q4_0Bytes]byte)(w[ib*q4_0Bytes:])
 		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
-		q := unpack4((*[QK / 2]byte)(wb[2:]), 8)
 		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
-		acc = fmaf(float32(blockSum(&q, (*[QK]byte)(xb[2:]))), d, acc)
+		acc = fmaf(float32(q4BlockSum((*[QK / 2]byte)(wb[2:]), (*[QK]byte)(xb[2:]))), d, acc)
 	}
 	return acc
 }
