@@ -171,17 +171,13 @@ func dotQ8_0x86Go(n int, w, x []byte) float32 {
 // quants q-16.
 func dotQ5_0x86Go(n int, w, x []byte) float32 {
 	var acc [lanes8]float32
+	var q [QK]uint8
 	for ib := 0; ib < n/QK; ib++ {
 		wb := (*[q5_0Bytes]byte)(w[ib*q5_0Bytes:])
 		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
-		q := unpack5(binary.LittleEndian.Uint32(wb[2:]), (*[QK / 2]byte)(wb[6:]))
-		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
-		for l := range acc {
-			k := 4 * l
-			s := (q[k]-16)*int32(int8(xb[2+k])) + (q[k+1]-16)*int32(int8(xb[3+k])) +
-				(q[k+2]-16)*int32(int8(xb[4+k])) + (q[k+3]-16)*int32(int8(xb[5+k]))
-			acc[l] = fmaf(d, float32(s), acc[l])
-		}
+		fives32(binary.LittleEndian.Uint32(wb[2:]), (*[QK / 2]byte)(wb[6:]), &q)
+		s := quadLanes(&q, (*[QK]byte)(xb[2:]), 16)
+		fma8(&acc, float32(halfAt(wb[:])*halfAt(xb[:])), &s)
 	}
 	return hsum8(&acc)
 }

@@ -125,18 +125,49 @@ func blockSum(q *[QK]int32, x *[QK]byte) int32 {
 	return s
 }
 
+// nibbles32 unpacks the 32 nibbles of a Q4_0/Q4_1 block in element order.
+func nibbles32(qs *[QK / 2]byte, q *[QK]uint8) {
+	l0, l1 := le64(qs[0:8]), le64(qs[8:16])
+	putLE64(q[0:], l0&swarNib)
+	putLE64(q[8:], l1&swarNib)
+	putLE64(q[16:], l0>>4&swarNib)
+	putLE64(q[24:], l1>>4&swarNib)
+}
+
+// fives32 unpacks the 32 five-bit levels of a Q5_0/Q5_1 block (fifth bits qh) in
+// element order.
+func fives32(qh uint32, qs *[QK / 2]byte, q *[QK]uint8) {
+	l0, l1 := le64(qs[0:8]), le64(qs[8:16])
+	t := spreadBits
+	putLE64(q[0:], l0&swarNib|t[uint8(qh)]<<4)
+	putLE64(q[8:], l1&swarNib|t[uint8(qh>>8)]<<4)
+	putLE64(q[16:], l0>>4&swarNib|t[uint8(qh>>16)]<<4)
+	putLE64(q[24:], l1>>4&swarNib|t[uint8(qh>>24)]<<4)
+}
+
+// quadLanes returns the eight exact lane sums Σ_{e<4} (q−off)·x of one block.
+func quadLanes(q *[QK]uint8, x *[QK]byte, off int32) (s [lanes8]int32) {
+	s[0] = quadDot((*[4]uint8)(q[0:]), (*[4]byte)(x[0:]), off)
+	s[1] = quadDot((*[4]uint8)(q[4:]), (*[4]byte)(x[4:]), off)
+	s[2] = quadDot((*[4]uint8)(q[8:]), (*[4]byte)(x[8:]), off)
+	s[3] = quadDot((*[4]uint8)(q[12:]), (*[4]byte)(x[12:]), off)
+	s[4] = quadDot((*[4]uint8)(q[16:]), (*[4]byte)(x[16:]), off)
+	s[5] = quadDot((*[4]uint8)(q[20:]), (*[4]byte)(x[20:]), off)
+	s[6] = quadDot((*[4]uint8)(q[24:]), (*[4]byte)(x[24:]), off)
+	s[7] = quadDot((*[4]uint8)(q[28:]), (*[4]byte)(x[28:]), off)
+	return s
+}
+
 // dotQ4_0x86Go is ggml_vec_dot_q4_0_q8_0 (AVX2): dotQ8_0x86Go's order over q-8.
 func dotQ4_0x86Go(n int, w, x []byte) float32 {
 	var acc [lanes8]float32
 	for ib := 0; ib < n/QK; ib++ {
 		wb := (*[q4_0Bytes]byte)(w[ib*q4_0Bytes:])
 		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
-		q := unpack4((*[QK / 2]byte)(wb[2:]), 8)
-		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
-		s := lanes8Sums(&q, (*[QK]byte)(xb[2:]))
-		for l := range acc {
-			acc[l] = fmaf(d, float32(s[l]), acc[l])
-		}
+		var q [QK]uint8
+		nibbles32((*[QK / 2]byte)(wb[2:]), &q)
+		s := quadLanes(&q, (*[QK]byte)(xb[2:]), 8)
+		fma8(&acc, float32(halfAt(wb[:])*halfAt(xb[:])), &s)
 	}
 	return hsum8(&acc)
 }
@@ -150,12 +181,10 @@ func dotQ4_1x86Go(n int, w, x []byte) float32 {
 		wb := (*[q4_1Bytes]byte)(w[ib*q4_1Bytes:])
 		xb := (*[q8_1Bytes]byte)(x[ib*q8_1Bytes:])
 		summs += float32(halfAt(wb[2:]) * halfAt(xb[2:])) // exact product
-		q := unpack4((*[QK / 2]byte)(wb[4:]), 0)
-		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
-		s := lanes8Sums(&q, (*[QK]byte)(xb[4:]))
-		for l := range acc {
-			acc[l] = fmaf(d, float32(s[l]), acc[l])
-		}
+		var q [QK]uint8
+		nibbles32((*[QK / 2]byte)(wb[4:]), &q)
+		s := quadLanes(&q, (*[QK]byte)(xb[4:]), 0)
+		fma8(&acc, float32(halfAt(wb[:])*halfAt(xb[:])), &s)
 	}
 	return hsum8(&acc) + summs
 }
