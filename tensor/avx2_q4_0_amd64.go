@@ -9,6 +9,9 @@ import "math"
 func q40RepackR8X4(w *byte, wstride int, x *byte, xstride int, tab *uint32, nb int, dst *[32]float32)
 
 //go:noescape
+func dotQ4_0RepackAVX2(w, x *byte, nb int) float32
+
+//go:noescape
 func q40RepackR8X1(w *byte, wstride int, x *byte, tab *uint32, nb int, dst *[8]float32)
 
 // sumI8x32 is the sum of 32 int8 values, by SWAR on the values biased to unsigned.

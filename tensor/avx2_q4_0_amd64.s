@@ -185,3 +185,55 @@ q40r8x1loop:
 	VMOVUPS Y0, 0(AX)
 	VZEROUPPER
 	RET
+
+DATA q40eights<>+0(SB)/8, $0x0808080808080808
+DATA q40eights<>+8(SB)/8, $0x0808080808080808
+DATA q40eights<>+16(SB)/8, $0x0808080808080808
+DATA q40eights<>+24(SB)/8, $0x0808080808080808
+GLOBL q40eights<>(SB), RODATA|NOPTR, $32
+
+// func dotQ4_0RepackAVX2(w, x *byte, nb int) float32
+// dotQ4_0RepackGo over nb ≥ 1 blocks of one row: per block, Σ u·x − Σ 8·x in word
+// pairs (VPMADDUBSW), VPMADDWD by ones and a horizontal sum give the exact Σ (u−8)·x,
+// then acc = fma(float(Σ), dw·dx, acc).
+TEXT ·dotQ4_0RepackAVX2(SB), NOSPLIT, $0-28
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	VXORPS  X15, X15, X15
+	VMOVDQU q40nib<>(SB), Y12
+	VMOVDQU q40eights<>(SB), Y13
+	VMOVDQU q40ones<>(SB), Y14
+
+q40rloop:
+	VMOVDQU      2(SI), X8
+	VPSRLW       $4, X8, X9
+	VINSERTI128  $1, X9, Y8, Y8
+	VPAND        Y12, Y8, Y8
+	VPMADDUBSW   2(DI), Y8, Y0
+	VPMADDUBSW   2(DI), Y13, Y1
+	VPSUBW       Y1, Y0, Y0
+	VPMADDWD     Y14, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VCVTDQ2PS    X0, X0
+	MOVWQZX      (SI), AX
+	VMOVQ        AX, X1
+	VCVTPH2PS    X1, X1
+	MOVWQZX      (DI), AX
+	VMOVQ        AX, X2
+	VCVTPH2PS    X2, X2
+	VMULSS       X2, X1, X1
+	VFMADD231SS  X1, X0, X15
+	ADDQ         $18, SI
+	ADDQ         $34, DI
+	DECQ         CX
+	JNZ          q40rloop
+
+	VZEROUPPER
+	MOVSS X15, ret+24(FP)
+	RET

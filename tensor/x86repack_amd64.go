@@ -38,9 +38,8 @@ func dotQ4_0x86(n int, w, x []byte) float32 {
 func dotQ4_0Repack(n int, w, x []byte) float32 {
 	nb := n / QK
 	if hasFMA && !hasVNNI && nb > 0 {
-		var d [1]float32
-		dotQ4_0RepackTileAVX2(n, w, 0, 1, x, 0, 1, d[:], 0)
-		return d[0]
+		_, _ = w[nb*q4_0Bytes-1], x[nb*q8_0Bytes-1]
+		return dotQ4_0RepackAVX2(&w[0], &x[0], nb)
 	}
 	if !hasFMA || !hasVNNI || nb <= 0 {
 		return dotQ4_0RepackGo(n, w, x)
