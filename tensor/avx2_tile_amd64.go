@@ -13,7 +13,12 @@ import (
 type tileScratch struct {
 	tab []uint32 // per activation block values (q40XTable, ...)
 	pad []byte   // the last weight panel, padded to eight rows
-	w   []byte   // unpacked weight panels
+	w   []byte   // prepared activation rows
+	// The kernels' outputs: here rather than on the stack, which the kernels, called
+	// through function values, would move to the heap on every call.
+	out [32]float32
+	acc [8][8]float32
+	ext [8]float32
 }
 
 var tileScratchPool = sync.Pool{New: func() any { return new(tileScratch) }}
@@ -44,7 +49,7 @@ type r8Kernels struct {
 // weight rows of rb bytes (stride wStride). The caller has checked that w, x and dst
 // hold the tile.
 func tileR8(k r8Kernels, rb int, w []byte, wStride, mw, mx int, dst []float32, dstStride int, s *tileScratch) {
-	var out [32]float32
+	out := &s.out
 	for o := 0; o < mw; o += 8 {
 		wp, ws, m := &w[o*wStride], wStride, min(8, mw-o)
 		if m < 8 {
@@ -57,7 +62,7 @@ func tileR8(k r8Kernels, rb int, w []byte, wStride, mw, mx int, dst []float32, d
 		}
 		i := 0
 		for ; k.x4 != nil && i+4 <= mx; i += 4 {
-			k.x4(wp, ws, i, &out)
+			k.x4(wp, ws, i, out)
 			for j := range 4 {
 				copy(dst[(i+j)*dstStride+o:(i+j)*dstStride+o+m], out[8*j:8*j+m])
 			}
@@ -99,8 +104,7 @@ type laneKernels struct {
 // cache across the groups of activation rows. The caller has checked that w, x and
 // dst hold the tile.
 func tileLanes(k laneKernels, rb int, w []byte, wStride, mw, mx int, dst []float32, dstStride int, s *tileScratch) {
-	var acc [8][8]float32
-	var ext [8]float32
+	acc, ext := &s.acc, &s.ext
 	fin := func(o, i int, a *[8]float32, e float32) {
 		v := hsum8(a)
 		if k.ext {
@@ -132,7 +136,7 @@ func tileLanes(k laneKernels, rb int, w []byte, wStride, mw, mx int, dst []float
 			for o := o0; o < o1; o += 4 {
 				wp, ws, m := panel(o)
 				for r0 := 0; r0 < m; r0 += 2 {
-					k.x4((*byte)(unsafe.Add(unsafe.Pointer(wp), r0*ws)), ws, i, &acc, &ext)
+					k.x4((*byte)(unsafe.Add(unsafe.Pointer(wp), r0*ws)), ws, i, acc, ext)
 					for r := r0; r < min(r0+2, m); r++ {
 						for j := range 4 {
 							fin(o+r, i+j, &acc[4*(r-r0)+j], ext[4*(r-r0)+j])
