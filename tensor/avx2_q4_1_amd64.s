@@ -1,6 +1,6 @@
 #include "textflag.h"
 
-// The AVX2 (no AVX-512) kernel of the x86 lane order of Q4_1 (dotQ4_1x86Go): per
+// AVX2 (no AVX-512) kernels of the x86 lane orders of Q4_1 and Q4_0. Q4_1 (dotQ4_1x86Go): per
 // block, VPMADDUBSW of the unsigned nibbles (element order) against the Q8_1 quants
 // and VPMADDWD by ones leave lane l with the exact sum over elements 4l..4l+3; one
 // VFMADD231PS with dw·dx; hsum_float_8 at the end. The caller adds summs.
@@ -53,6 +53,55 @@ q41loop:
 	ADDQ           $36, DI
 	DECQ           CX
 	JNZ            q41loop
+
+	VEXTRACTF128 $1, Y15, X0
+	VADDPS       X15, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+24(FP)
+	RET
+
+DATA q41eights<>+0(SB)/8, $0x0808080808080808
+DATA q41eights<>+8(SB)/8, $0x0808080808080808
+DATA q41eights<>+16(SB)/8, $0x0808080808080808
+DATA q41eights<>+24(SB)/8, $0x0808080808080808
+GLOBL q41eights<>(SB), RODATA|NOPTR, $32
+
+// func dotQ4_0x86AVX2(w, x *byte, nb int) float32
+// dotQ4_0x86Go over nb ≥ 1 blocks: the lanes of Σ u·x − Σ 8·x (VPMADDUBSW, each exact
+// in words, subtracted), VPMADDWD by ones, one VFMADD231PS with dw·dx; hsum_float_8.
+TEXT ·dotQ4_0x86AVX2(SB), NOSPLIT, $0-28
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	VXORPS  Y15, Y15, Y15
+	VMOVDQU q41shift<>(SB), Y11
+	VMOVDQU q41nib<>(SB), Y12
+	VMOVDQU q41ones<>(SB), Y13
+	VMOVDQU q41eights<>(SB), Y14
+
+q40xloop:
+	VBROADCASTI128 2(SI), Y8
+	VPSRLVD        Y11, Y8, Y8
+	VPAND          Y12, Y8, Y8
+	VPMADDUBSW     2(DI), Y8, Y0
+	VPMADDUBSW     2(DI), Y14, Y1
+	VPSUBW         Y1, Y0, Y0
+	VPMADDWD       Y13, Y0, Y0
+	VCVTDQ2PS      Y0, Y0
+	VPBROADCASTW   (SI), X1
+	VPBROADCASTW   (DI), X2
+	VCVTPH2PS      X1, Y1
+	VCVTPH2PS      X2, Y2
+	VMULPS         Y2, Y1, Y1
+	VFMADD231PS    Y1, Y0, Y15
+	ADDQ           $18, SI
+	ADDQ           $34, DI
+	DECQ           CX
+	JNZ            q40xloop
 
 	VEXTRACTF128 $1, Y15, X0
 	VADDPS       X15, X0, X0

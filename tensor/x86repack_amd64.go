@@ -28,10 +28,13 @@ func q5KLanesVNNI(w, x *byte, sc *[8]int32, acc *[lanes8]float32, d float32)
 
 func dotQ4_0x86(n int, w, x []byte) float32 {
 	nb := n / QK
-	if !hasFMA || !hasVNNI || nb <= 0 {
+	if !hasFMA || nb <= 0 {
 		return dotQ4_0x86Go(n, w, x)
 	}
 	_, _ = w[nb*q4_0Bytes-1], x[nb*q8_0Bytes-1]
+	if !hasVNNI {
+		return dotQ4_0x86AVX2(&w[0], &x[0], nb)
+	}
 	return dotQ4_0x86VNNI(&w[0], &x[0], nb)
 }
 
