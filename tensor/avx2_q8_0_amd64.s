@@ -148,3 +148,27 @@ q80r4x1:
 	VMOVUPS Y3, 96(AX)
 	VZEROUPPER
 	RET
+
+// func q81XPrep(x *byte, nb int, dst *byte)
+// q80XPrep of nb ≥ 1 Q8_1 blocks (the scale at 0, the quants at 4).
+TEXT ·q81XPrep(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), SI
+	MOVQ nb+8(FP), CX
+	MOVQ dst+16(FP), DI
+
+q81prep:
+	VMOVDQU      4(SI), Y0
+	VPSLLW       $8, Y0, Y1
+	VPSRAW       $8, Y1, Y1
+	VPSRAW       $8, Y0, Y2
+	VPBROADCASTW (SI), X3
+	VCVTPH2PS    X3, Y3
+	VMOVDQU      Y1, 0(DI)
+	VMOVDQU      Y2, 32(DI)
+	VMOVUPS      Y3, 64(DI)
+	ADDQ         $36, SI
+	ADDQ         $96, DI
+	DECQ         CX
+	JNZ          q81prep
+	VZEROUPPER
+	RET

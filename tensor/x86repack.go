@@ -221,14 +221,6 @@ func dotQ4_0RepackGo(n int, w, x []byte) float32 {
 	return acc
 }
 
-func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
-func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4_1x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
 // q4KInts returns the exact integer parts of a Q4_K·Q8_K block: isum = Σ sc·Σ q·q8
 // over the 8 sub-blocks and summs = Σ m·bsums.
 func q4KInts(b *[q4KBytes]byte, a *[q8KBytes]byte) (isum, summs int32) {

@@ -253,3 +253,23 @@ func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 	}
 	dotTileBy(dotQ4KRepack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
+
+// dotQ4_0x86Tile is the tile form of dotQ4_0x86: on AVX2 without AVX512-VNNI, for four
+// or more activation rows, the Q8_0 lane kernels (the weights converted once for all
+// the rows), else one dot after another.
+func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if hasFMA && !hasVNNI && n >= QK && mx >= 4 {
+		dotQ4_0x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// dotQ4_1x86Tile is the tile form of dotQ4_1x86, as dotQ4_0x86Tile.
+func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if hasFMA && !hasVNNI && n >= QK && mx >= 4 {
+		dotQ4_1x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	dotTileBy(dotQ4_1x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
