@@ -43,3 +43,6 @@ func HasAVX512() bool { return false }
 func Level() CPULevel { return LevelPortable }
 
 func dotBF16F32(n int, w, x []byte) float32 { return dotBF16F32Go(n, w, x) }
+
+// quantizeBlockQ8KFast reports that there is no kernel: the Go code quantizes.
+func quantizeBlockQ8KFast(b []byte, x []float32) bool { return false }

@@ -162,3 +162,34 @@ func TestDotBF16F32MatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeQ8KMatchesGo: the Q8_K quantizer at this build's level gives the bytes of
+// the Go code, ties, zero blocks, equal maxima of either sign, Inf and NaN included.
+func TestQuantizeQ8KMatchesGo(t *testing.T) {
+	r := rand.New(rand.NewPCG(905, 906))
+	for trial := range 2000 {
+		x := randActivations(r, QKK)
+		switch trial % 8 {
+		case 1: // the largest magnitude twice, with both signs
+			a := float32(r.NormFloat64() * 10)
+			i, j := r.IntN(QKK), r.IntN(QKK)
+			x[i], x[j] = a, -a
+		case 2:
+			x[r.IntN(QKK)] = float32(math.Inf(1 - 2*r.IntN(2)))
+		case 3:
+			x[r.IntN(QKK)] = float32(math.NaN())
+		case 4:
+			clear(x)
+		case 5: // integers scaled so that many quants are ties
+			for k := range x {
+				x[k] = float32(r.IntN(255)-127) * 0.5
+			}
+		}
+		got, want := make([]byte, q8KBytes), make([]byte, q8KBytes)
+		quantizeQ8K(got, x)
+		quantizeBlockQ8K(want, x)
+		if string(got) != string(want) {
+			t.Fatalf("trial %d: % x\nGo % x", trial, got, want)
+		}
+	}
+}
