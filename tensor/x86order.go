@@ -94,7 +94,7 @@ const lanes8 = 8
 // bits of its float64 significand are 1<<28), which fmafTie settles.
 func fmaf(a, b, c float32) float32 {
 	s := float64(a)*float64(b) + float64(c)
-	if u := math.Float64bits(s); uint32(u)&(1<<29-1) == 1<<28 || u<<1 < (1023-126)<<53 { // a tie, or |s| < 2⁻¹²⁶
+	if u := math.Float64bits(s); uint32(u)&(1<<29-1) == 1<<28 || u<<1-1 < (1023-126)<<53-1 { // a tie, or 0 < |s| < 2⁻¹²⁶
 		return fmafTie(a, b, c)
 	}
 	return float32(s)
@@ -127,7 +127,7 @@ func fmafTie(a, b, c float32) float32 {
 func fma8(acc *[lanes8]float32, d float32, s *[lanes8]int32) {
 	for l := range acc {
 		v := float64(d)*float64(s[l]) + float64(acc[l])
-		if u := math.Float64bits(v); uint32(u)&(1<<29-1) == 1<<28 || u<<1 < (1023-126)<<53 {
+		if u := math.Float64bits(v); uint32(u)&(1<<29-1) == 1<<28 || u<<1-1 < (1023-126)<<53-1 {
 			acc[l] = fmafTie(d, float32(s[l]), acc[l])
 			continue
 		}
