@@ -155,13 +155,17 @@ func dotQ8_0x86Go(n int, w, x []byte) float32 {
 	var acc [lanes8]float32
 	var s [lanes8]int32
 	for ib := 0; ib < n/QK; ib++ {
-		wb := (*[q8_0Bytes]byte)(w[ib*q8_0Bytes:])
-		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
-		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
-		for l := range s {
-			k := 2 + 4*l
-			s[l] = sum4((*[4]byte)(wb[k:]), (*[4]byte)(xb[k:]))
-		}
+		o := ib * q8_0Bytes
+		wb, xb := w[o:o+q8_0Bytes:o+q8_0Bytes], x[o:o+q8_0Bytes:o+q8_0Bytes]
+		d := float32(halfAt(wb) * halfAt(xb))
+		s[0] = mul8(wb[2], xb[2]) + mul8(wb[3], xb[3]) + mul8(wb[4], xb[4]) + mul8(wb[5], xb[5])
+		s[1] = mul8(wb[6], xb[6]) + mul8(wb[7], xb[7]) + mul8(wb[8], xb[8]) + mul8(wb[9], xb[9])
+		s[2] = mul8(wb[10], xb[10]) + mul8(wb[11], xb[11]) + mul8(wb[12], xb[12]) + mul8(wb[13], xb[13])
+		s[3] = mul8(wb[14], xb[14]) + mul8(wb[15], xb[15]) + mul8(wb[16], xb[16]) + mul8(wb[17], xb[17])
+		s[4] = mul8(wb[18], xb[18]) + mul8(wb[19], xb[19]) + mul8(wb[20], xb[20]) + mul8(wb[21], xb[21])
+		s[5] = mul8(wb[22], xb[22]) + mul8(wb[23], xb[23]) + mul8(wb[24], xb[24]) + mul8(wb[25], xb[25])
+		s[6] = mul8(wb[26], xb[26]) + mul8(wb[27], xb[27]) + mul8(wb[28], xb[28]) + mul8(wb[29], xb[29])
+		s[7] = mul8(wb[30], xb[30]) + mul8(wb[31], xb[31]) + mul8(wb[32], xb[32]) + mul8(wb[33], xb[33])
 		fma8(&acc, d, &s)
 	}
 	return hsum8(&acc)
