@@ -2,10 +2,13 @@ package tensor
 
 // The AVX2 (no AVX-512) Q4_K kernels of avx2_q4_k_amd64.s: the repacked gemv and gemm
 // orders (dotQ4KRepackGo, dotQ4KRepackGemmGo), eight weight rows against one
-// activation row at a time.
+// activation row at a time, or four for the gemm.
 
 //go:noescape
 func q4KGemvR8X1(w *byte, wstride int, x *byte, nb int, dst *[8]float32)
+
+//go:noescape
+func q4KGemmR8X4(w *byte, wstride int, x *byte, xstride, nb int, dst *[32]float32)
 
 //go:noescape
 func q4KGemmR8X1(w *byte, wstride int, x *byte, nb int, dst *[8]float32)
@@ -18,13 +21,18 @@ func q4KTileAVX2(gemm bool, n int, w []byte, wStride, mw int, x []byte, xStride,
 	}
 	s := tileScratchPool.Get().(*tileScratch)
 	defer tileScratchPool.Put(s)
-	k := q4KGemvR8X1
+	k := r8Kernels{x1: func(wp *byte, ws, i int, out *[8]float32) {
+		q4KGemvR8X1(wp, ws, &x[i*xStride], nb, out)
+	}}
 	if gemm {
-		k = q4KGemmR8X1
+		k = r8Kernels{
+			x4: func(wp *byte, ws, i int, out *[32]float32) {
+				q4KGemmR8X4(wp, ws, &x[i*xStride], xStride, nb, out)
+			},
+			x1: func(wp *byte, ws, i int, out *[8]float32) {
+				q4KGemmR8X1(wp, ws, &x[i*xStride], nb, out)
+			},
+		}
 	}
-	tileR8(r8Kernels{
-		x1: func(wp *byte, ws, i int, out *[8]float32) {
-			k(wp, ws, &x[i*xStride], nb, out)
-		},
-	}, nb*q4KBytes, w, wStride, mw, mx, dst, dstStride, s)
+	tileR8(k, nb*q4KBytes, w, wStride, mw, mx, dst, dstStride, s)
 }

@@ -204,6 +204,173 @@ GLOBL q4kdsep<>(SB), RODATA|NOPTR, $16
 
 #define GEMVROW(off, moff) Q4KGEMVROW(off)
 
+// The gemm kernel for four activation rows: per weight row and block, the scales,
+// mins and nibbles are unpacked once and used for the four rows; the partial sums go
+// to the stack as in q4KGemmR8X1, 640 bytes per activation row (at 640i: [pair 0 |
+// pair 1], [pair 2 | pair 3] of each weight row, 64 bytes a row, then 16 bytes of summs
+// per weight row at 640i+512); the bsums B' of the four activation rows at 2560+16i, D
+// and DM (f32, without d8) at 2624 and 2656, and the accumulators acc, accm of row i
+// at 2688+64i.
+
+// XROW puts the address of activation row i (DI, stride R8) in DX.
+#define XROW0 MOVQ DI, DX
+#define XROW1 LEAQ (DI)(R8*1), DX
+#define XROW2 LEAQ (DI)(R8*2), DX
+#define XROW3 LEAQ (DX)(R8*1), DX
+
+// Q4KBP stores the bsums B' of the activation block at (DX) at off(SP).
+#define Q4KBP(off) \
+	VMOVDQU      260(DX), Y10; \
+	VEXTRACTI128 $1, Y10, X11; \
+	VPHADDW      X11, X10, X10; \
+	VMOVDQU      X10, off(SP)
+
+// Q4KUNPACK4 unpacks the scales of the block at (AX): Y8 = the scales as words in both
+// lanes, X9 = the mins as words. R11..R14, DX are clobbered.
+#define Q4KUNPACK4 \
+	MOVL      4(AX), R11; \
+	MOVL      8(AX), R12; \
+	MOVL      12(AX), R13; \
+	MOVL      R13, R14; \
+	SHRL      $4, R14; \
+	ANDL      $0x0f0f0f0f, R14; \
+	MOVL      R12, DX; \
+	SHRL      $6, DX; \
+	ANDL      $0x03030303, DX; \
+	SHLL      $4, DX; \
+	ORL       DX, R14; \
+	ANDL      $0x0f0f0f0f, R13; \
+	MOVL      R11, DX; \
+	SHRL      $6, DX; \
+	ANDL      $0x03030303, DX; \
+	SHLL      $4, DX; \
+	ORL       DX, R13; \
+	ANDL      $0x3f3f3f3f, R12; \
+	ANDL      $0x3f3f3f3f, R11; \
+	VMOVD     R11, X8; \
+	VPINSRD   $1, R13, X8, X8; \
+	VPINSRD   $2, R12, X8, X8; \
+	VPINSRD   $3, R14, X8, X8; \
+	VPMOVZXBW X8, Y8; \
+	VEXTRACTI128 $1, Y8, X9; \
+	VPERMQ    $0x44, Y8, Y8
+
+// Q4KMINS4 stores the summs of the four pairs of the current weight row (mins X9)
+// against activation row i at off(SP) (the row's B' at boff(SP)).
+#define Q4KMINS4(boff, off) \
+	VPMADDWD boff(SP), X9, X12; \
+	VMOVDQU  X12, off(SP)
+
+// Q4KPS loads pairs c0, c1 of the block at (AX): nibbles Y0 (low, c0), Y1 (high, c0),
+// Y2, Y3 (c1), and the broadcast scales Y4..Y7 (2c0, 2c0+1, 2c1, 2c1+1).
+#define Q4KPS(q0, q1, s0, s1, s2, s3) \
+	VMOVDQU q0(AX), Y0; \
+	VPSRLW  $4, Y0, Y1; \
+	VPAND   q4knib<>(SB), Y1, Y1; \
+	VPAND   q4knib<>(SB), Y0, Y0; \
+	VMOVDQU q1(AX), Y2; \
+	VPSRLW  $4, Y2, Y3; \
+	VPAND   q4knib<>(SB), Y3, Y3; \
+	VPAND   q4knib<>(SB), Y2, Y2; \
+	VPSHUFB q4kbcast<>+s0(SB), Y8, Y4; \
+	VPSHUFB q4kbcast<>+s1(SB), Y8, Y5; \
+	VPSHUFB q4kbcast<>+s2(SB), Y8, Y6; \
+	VPSHUFB q4kbcast<>+s3(SB), Y8, Y7
+
+// Q4KPSX stores at off(SP) [pair c0 | pair c1] (four partial sums each) of the loaded
+// pairs against the activation row at (DX) (x0, x1: offsets of the pairs' quants).
+#define Q4KPSX(x0, x1, off) \
+	VPMADDUBSW x0(DX), Y0, Y10; \
+	VPMADDUBSW x0+32(DX), Y1, Y12; \
+	VPMADDWD   Y4, Y10, Y10; \
+	VPMADDWD   Y5, Y12, Y12; \
+	VPADDD     Y12, Y10, Y10; \
+	VPMADDUBSW x1(DX), Y2, Y11; \
+	VPMADDUBSW x1+32(DX), Y3, Y12; \
+	VPMADDWD   Y6, Y11, Y11; \
+	VPMADDWD   Y7, Y12, Y12; \
+	VPADDD     Y12, Y11, Y11; \
+	VPERM2I128 $0x20, Y11, Y10, Y12; \
+	VPERM2I128 $0x31, Y11, Y10, Y13; \
+	VPADDD     Y13, Y12, Y12; \
+	VMOVDQU    Y12, off(SP)
+
+// Q4KROW4 processes the weight row at (AX) (row slot r64 = 64·r, mins slot r16 = 16·r)
+// against the four activation rows.
+#define Q4KROW4(r64, r16) \
+	Q4KUNPACK4; \
+	Q4KMINS4(2560, 512+r16); \
+	Q4KMINS4(2576, 640+512+r16); \
+	Q4KMINS4(2592, 1280+512+r16); \
+	Q4KMINS4(2608, 1920+512+r16); \
+	Q4KPS(16, 48, 0, 32, 64, 96); \
+	XROW0; \
+	Q4KPSX(4, 68, r64); \
+	XROW1; \
+	Q4KPSX(4, 68, 640+r64); \
+	XROW2; \
+	Q4KPSX(4, 68, 1280+r64); \
+	XROW3; \
+	Q4KPSX(4, 68, 1920+r64); \
+	Q4KPS(80, 112, 128, 160, 192, 224); \
+	XROW0; \
+	Q4KPSX(132, 196, r64+32); \
+	XROW1; \
+	Q4KPSX(132, 196, 640+r64+32); \
+	XROW2; \
+	Q4KPSX(132, 196, 1280+r64+32); \
+	XROW3; \
+	Q4KPSX(132, 196, 1920+r64+32)
+
+// Q4KTAIL4 adds the block's sums of activation row i (slots at s = 640i, d8 at (DX))
+// to its accumulators at a(SP), a+32(SP).
+#define Q4KTAIL4(s, a) \
+	TREE8(s, 64); \
+	VPERM2I128   $0x20, Y5, Y4, Y8; \
+	VPERM2I128   $0x31, Y5, Y4, Y9; \
+	TREE8(s+32, 64); \
+	VPERM2I128   $0x20, Y5, Y4, Y10; \
+	VPERM2I128   $0x31, Y5, Y4, Y11; \
+	VMOVDQU      s+512(SP), X4; \
+	VINSERTI128  $1, s+576(SP), Y4, Y4; \
+	VMOVDQU      s+528(SP), X5; \
+	VINSERTI128  $1, s+592(SP), Y5, Y5; \
+	VMOVDQU      s+544(SP), X6; \
+	VINSERTI128  $1, s+608(SP), Y6, Y6; \
+	VMOVDQU      s+560(SP), X7; \
+	VINSERTI128  $1, s+624(SP), Y7, Y7; \
+	VPUNPCKLDQ   Y5, Y4, Y12; \
+	VPUNPCKHDQ   Y5, Y4, Y13; \
+	VPUNPCKLDQ   Y7, Y6, Y14; \
+	VPUNPCKHDQ   Y7, Y6, Y15; \
+	VPUNPCKLQDQ  Y14, Y12, Y4; \
+	VPUNPCKHQDQ  Y14, Y12, Y5; \
+	VPUNPCKLQDQ  Y15, Y13, Y6; \
+	VPUNPCKHQDQ  Y15, Y13, Y7; \
+	VCVTDQ2PS    Y4, Y12; \
+	VCVTDQ2PS    Y5, Y13; \
+	VCVTDQ2PS    Y6, Y14; \
+	VCVTDQ2PS    Y7, Y15; \
+	VCVTDQ2PS    Y8, Y8; \
+	VCVTDQ2PS    Y9, Y9; \
+	VCVTDQ2PS    Y10, Y10; \
+	VCVTDQ2PS    Y11, Y11; \
+	VBROADCASTSS (DX), Y6; \
+	VMULPS       2624(SP), Y6, Y4; \
+	VMULPS       2656(SP), Y6, Y5; \
+	VMOVUPS      a(SP), Y0; \
+	VMOVUPS      a+32(SP), Y1; \
+	VFMADD231PS  Y4, Y8, Y0; \
+	VFMADD231PS  Y5, Y12, Y1; \
+	VFMADD231PS  Y4, Y9, Y0; \
+	VFMADD231PS  Y5, Y13, Y1; \
+	VFMADD231PS  Y4, Y10, Y0; \
+	VFMADD231PS  Y5, Y14, Y1; \
+	VFMADD231PS  Y4, Y11, Y0; \
+	VFMADD231PS  Y5, Y15, Y1; \
+	VMOVUPS      Y0, a(SP); \
+	VMOVUPS      Y1, a+32(SP)
+
 // ARGS8 loads the arguments of the kernels below.
 #define ARGS8 \
 	MOVQ w+0(FP), SI; \
@@ -305,5 +472,101 @@ q4kgemm:
 	VSUBPS  Y1, Y0, Y0
 	MOVQ    dst+32(FP), AX
 	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
+// func q4KGemmR8X4(w *byte, wstride int, x *byte, xstride, nb int, dst *[32]float32)
+// dst[8i+r] = dotQ4KRepackGemmGo over nb ≥ 1 blocks of weight row r (at w+r·wstride)
+// and the Q8_K row x+i·xstride, i < 4.
+TEXT ·q4KGemmR8X4(SB), 0, $2944-48
+	MOVQ    w+0(FP), SI
+	MOVQ    wstride+8(FP), BX
+	LEAQ    (BX)(BX*2), R9
+	LEAQ    (SI)(BX*4), R10
+	MOVQ    x+16(FP), DI
+	MOVQ    xstride+24(FP), R8
+	MOVQ    nb+32(FP), CX
+	VXORPS  Y0, Y0, Y0
+	VMOVUPS Y0, 2688(SP)
+	VMOVUPS Y0, 2720(SP)
+	VMOVUPS Y0, 2752(SP)
+	VMOVUPS Y0, 2784(SP)
+	VMOVUPS Y0, 2816(SP)
+	VMOVUPS Y0, 2848(SP)
+	VMOVUPS Y0, 2880(SP)
+	VMOVUPS Y0, 2912(SP)
+
+q4kgemm4:
+	XROW0
+	Q4KBP(2560)
+	XROW1
+	Q4KBP(2576)
+	XROW2
+	Q4KBP(2592)
+	XROW3
+	Q4KBP(2608)
+	MOVQ SI, AX
+	Q4KROW4(0, 0)
+	LEAQ (SI)(BX*1), AX
+	Q4KROW4(64, 16)
+	LEAQ (SI)(BX*2), AX
+	Q4KROW4(128, 32)
+	LEAQ (SI)(R9*1), AX
+	Q4KROW4(192, 48)
+	MOVQ R10, AX
+	Q4KROW4(256, 64)
+	LEAQ (R10)(BX*1), AX
+	Q4KROW4(320, 80)
+	LEAQ (R10)(BX*2), AX
+	Q4KROW4(384, 96)
+	LEAQ (R10)(R9*1), AX
+	Q4KROW4(448, 112)
+
+	// D and DM of the eight rows (without d8).
+	VMOVD       (SI), X6
+	VPINSRD     $1, (SI)(BX*1), X6, X6
+	VPINSRD     $2, (SI)(BX*2), X6, X6
+	VPINSRD     $3, (SI)(R9*1), X6, X6
+	VMOVD       (R10), X7
+	VPINSRD     $1, (R10)(BX*1), X7, X7
+	VPINSRD     $2, (R10)(BX*2), X7, X7
+	VPINSRD     $3, (R10)(R9*1), X7, X7
+	VPSHUFB     q4kdsep<>(SB), X6, X6
+	VPSHUFB     q4kdsep<>(SB), X7, X7
+	VPUNPCKLQDQ X7, X6, X4
+	VPUNPCKHQDQ X7, X6, X5
+	VCVTPH2PS   X4, Y4
+	VCVTPH2PS   X5, Y5
+	VMOVUPS     Y4, 2624(SP)
+	VMOVUPS     Y5, 2656(SP)
+
+	XROW0
+	Q4KTAIL4(0, 2688)
+	XROW1
+	Q4KTAIL4(640, 2752)
+	XROW2
+	Q4KTAIL4(1280, 2816)
+	XROW3
+	Q4KTAIL4(1920, 2880)
+
+	ADDQ $144, SI
+	ADDQ $144, R10
+	ADDQ $292, DI
+	DECQ CX
+	JNZ  q4kgemm4
+
+	MOVQ    dst+40(FP), AX
+	VMOVUPS 2688(SP), Y0
+	VSUBPS  2720(SP), Y0, Y0
+	VMOVUPS Y0, 0(AX)
+	VMOVUPS 2752(SP), Y0
+	VSUBPS  2784(SP), Y0, Y0
+	VMOVUPS Y0, 32(AX)
+	VMOVUPS 2816(SP), Y0
+	VSUBPS  2848(SP), Y0, Y0
+	VMOVUPS Y0, 64(AX)
+	VMOVUPS 2880(SP), Y0
+	VSUBPS  2912(SP), Y0, Y0
+	VMOVUPS Y0, 96(AX)
 	VZEROUPPER
 	RET
