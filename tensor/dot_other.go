@@ -41,3 +41,8 @@ func HasAVX512() bool { return false }
 // Level returns the kernel level this process uses: the Go code off amd64 (until arm64
 // has kernels of its own).
 func Level() CPULevel { return LevelPortable }
+
+func dotBF16F32(n int, w, x []byte) float32 { return dotBF16F32Go(n, w, x) }
+
+// quantizeBlockQ8KFast reports that there is no kernel: the Go code quantizes.
+func quantizeBlockQ8KFast(b []byte, x []float32) bool { return false }

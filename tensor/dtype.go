@@ -63,6 +63,7 @@ type traits struct {
 	dotRepack         func(n int, w, x []byte) float32                                                                // dot in the order of llama.cpp's x86 repacked gemv/gemm (X86RepackDotFunc)
 	dotRepackGemm     func(n int, w, x []byte) float32                                                                // X86RepackGemmDotFunc
 	dotRepackGemmTile func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) // X86RepackGemmTileFunc
+	dotRepackTile     func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) // X86RepackTileFunc
 }
 
 // table is indexed by DType; an entry with blockSize 0 is an unknown type.
@@ -70,7 +71,7 @@ var table = [...]traits{
 	F32:  {name: "F32", blockSize: 1, blockBytes: 4, vecDot: F32, dequantize: dequantizeF32, quantize: quantizeF32, dot: dotF32},
 	F16:  {name: "F16", blockSize: 1, blockBytes: 2, vecDot: F16, dequantize: dequantizeF16, quantize: quantizeF16, dot: dotF16},
 	BF16: {name: "BF16", blockSize: 1, blockBytes: 2, vecDot: BF16, dequantize: dequantizeBF16, quantize: quantizeBF16, dot: dotBF16},
-	Q4_0: {name: "Q4_0", blockSize: QK, blockBytes: 2 + QK/2, vecDot: Q8_0, dequantize: dequantizeQ4_0, quantize: quantizeQ4_0, dot: dotQ4_0, dotTile: dotQ4_0Tile, dotX86: dotQ4_0x86, dotTileX86: dotQ4_0x86Tile, dotRepack: dotQ4_0Repack, dotRepackGemm: dotQ4_0Repack, dotRepackGemmTile: dotQ4_0RepackTile},
+	Q4_0: {name: "Q4_0", blockSize: QK, blockBytes: 2 + QK/2, vecDot: Q8_0, dequantize: dequantizeQ4_0, quantize: quantizeQ4_0, dot: dotQ4_0, dotTile: dotQ4_0Tile, dotX86: dotQ4_0x86, dotTileX86: dotQ4_0x86Tile, dotRepack: dotQ4_0Repack, dotRepackGemm: dotQ4_0Repack, dotRepackGemmTile: dotQ4_0RepackTile, dotRepackTile: dotQ4_0RepackTile},
 	Q4_1: {name: "Q4_1", blockSize: QK, blockBytes: 4 + QK/2, vecDot: Q8_1, dequantize: dequantizeQ4_1, quantize: quantizeQ4_1, dot: dotQ4_1, dotX86: dotQ4_1x86, dotTileX86: dotQ4_1x86Tile},
 	Q5_0: {name: "Q5_0", blockSize: QK, blockBytes: 2 + 4 + QK/2, vecDot: Q8_0, dequantize: dequantizeQ5_0, quantize: quantizeQ5_0, dot: dotQ5_0, dotX86: dotQ5_0x86, dotTileX86: dotQ5_0x86Tile},
 	Q5_1: {name: "Q5_1", blockSize: QK, blockBytes: 4 + 4 + QK/2, vecDot: Q8_1, dequantize: dequantizeQ5_1, quantize: quantizeQ5_1, dot: dotQ5_1},
@@ -78,7 +79,7 @@ var table = [...]traits{
 	Q8_1: {name: "Q8_1", blockSize: QK, blockBytes: 4 + QK, vecDot: Q8_1, dequantize: dequantizeQ8_1, quantize: quantizeQ8_1, fromFloat: quantizeQ8_1x86},
 	Q2_K: {name: "Q2_K", blockSize: QKK, blockBytes: QKK/16 + QKK/4 + 4, vecDot: Q8_K, dequantize: dequantizeQ2K, quantize: quantizeQ2K, dot: dotQ2K},
 	Q3_K: {name: "Q3_K", blockSize: QKK, blockBytes: QKK/8 + QKK/4 + 12 + 2, vecDot: Q8_K, dequantize: dequantizeQ3K, quantize: quantizeQ3K, dot: dotQ3K},
-	Q4_K: {name: "Q4_K", blockSize: QKK, blockBytes: 4 + 12 + QKK/2, vecDot: Q8_K, dequantize: dequantizeQ4K, quantize: quantizeQ4K, dot: dotQ4K, dotRepack: dotQ4KRepack, dotRepackGemm: dotQ4KRepackGemm, dotRepackGemmTile: dotQ4KRepackGemmTile},
+	Q4_K: {name: "Q4_K", blockSize: QKK, blockBytes: 4 + 12 + QKK/2, vecDot: Q8_K, dequantize: dequantizeQ4K, quantize: quantizeQ4K, dot: dotQ4K, dotRepack: dotQ4KRepack, dotRepackGemm: dotQ4KRepackGemm, dotRepackGemmTile: dotQ4KRepackGemmTile, dotRepackTile: dotQ4KRepackTile},
 	Q5_K: {name: "Q5_K", blockSize: QKK, blockBytes: 4 + 12 + QKK/8 + QKK/2, vecDot: Q8_K, dequantize: dequantizeQ5K, quantize: quantizeQ5K, dot: dotQ5K, dotX86: dotQ5Kx86, dotTileX86: dotQ5Kx86Tile},
 	Q6_K: {name: "Q6_K", blockSize: QKK, blockBytes: QKK/2 + QKK/4 + QKK/16 + 2, vecDot: Q8_K, dequantize: dequantizeQ6K, quantize: quantizeQ6K, dot: dotQ6K, dotX86: dotQ6Kx86, dotTileX86: dotQ6Kx86Tile},
 	Q8_K: {name: "Q8_K", blockSize: QKK, blockBytes: 4 + QKK + QKK/16*2, vecDot: Q8_K, dequantize: dequantizeQ8K, quantize: quantizeQ8K},

@@ -97,7 +97,10 @@ func dotBF16Go(n int, w, x []byte) float32 {
 // float32 lanes like the other float dots. llama.cpp rounds activations to BF16 before
 // multiplying BF16 weights; keeping them F32 is exact in the products, and lets the CPU
 // and CUDA backends (whose GEMM runs in F32) agree to float32 summation order.
-func DotBF16F32(n int, w, x []byte) float32 {
+func DotBF16F32(n int, w, x []byte) float32 { return dotBF16F32(n, w, x) }
+
+// dotBF16F32Go is DotBF16F32's Go code.
+func dotBF16F32Go(n int, w, x []byte) float32 {
 	a, b := uint16s(w, n), Float32s(x)[:n]
 	var s [8]float32
 	i := 0

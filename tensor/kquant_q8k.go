@@ -37,7 +37,10 @@ func dequantizeQ8K(dst []float32, src []byte) {
 // quants and sums.
 func quantizeQ8K(dst []byte, src []float32) {
 	for i := 0; i < len(src)/QKK; i++ {
-		quantizeBlockQ8K(dst[i*q8KBytes:(i+1)*q8KBytes], src[i*QKK:(i+1)*QKK])
+		b, x := dst[i*q8KBytes:(i+1)*q8KBytes], src[i*QKK:(i+1)*QKK]
+		if !quantizeBlockQ8KFast(b, x) {
+			quantizeBlockQ8K(b, x)
+		}
 	}
 }
 

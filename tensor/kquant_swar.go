@@ -70,16 +70,7 @@ func bitDot32(v, a *[4]uint64, shift uint) int32 {
 }
 
 // dotNibbles returns Σ lo8[l]·(q4[l]&15) and Σ hi8[l]·(q4[l]>>4) over l < 32.
-func dotNibbles(q4, lo8, hi8 *[32]byte) (lo, hi int32) {
-	for l := 0; l < 32; l += 4 {
-		b0, b1, b2, b3 := int32(q4[l]), int32(q4[l+1]), int32(q4[l+2]), int32(q4[l+3])
-		lo += int32(int8(lo8[l]))*(b0&0xF) + int32(int8(lo8[l+1]))*(b1&0xF) +
-			int32(int8(lo8[l+2]))*(b2&0xF) + int32(int8(lo8[l+3]))*(b3&0xF)
-		hi += int32(int8(hi8[l]))*(b0>>4) + int32(int8(hi8[l+1]))*(b1>>4) +
-			int32(int8(hi8[l+2]))*(b2>>4) + int32(int8(hi8[l+3]))*(b3>>4)
-	}
-	return lo, hi
-}
+func dotNibbles(q4, lo8, hi8 *[32]byte) (lo, hi int32) { return nibbleDot32(q4, lo8, hi8) }
 
 // dotNibbles16 is dotNibbles over 16 bytes.
 func dotNibbles16(q4, lo8, hi8 *[16]byte) (lo, hi int32) {

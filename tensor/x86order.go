@@ -91,14 +91,13 @@ const lanes8 = 8
 // fmaf is C's fmaf: a·b+c rounded once to float32. The product is exact in float64 and
 // the float64 sum s rounds it once; rounding s to float32 is then right except where s
 // lies exactly halfway between two float32s (for a normal float32 result: the low 29
-// bits of its float64 significand are 1<<28), which fmafTie settles. Small enough to
-// inline.
+// bits of its float64 significand are 1<<28), which fmafTie settles.
 func fmaf(a, b, c float32) float32 {
 	s := float64(a)*float64(b) + float64(c)
-	if u := math.Float64bits(s); u&(1<<29-1) != 1<<28 && u>>52&0x7ff >= 1023-126 { // not a tie, |s| ≥ 2⁻¹²⁶
-		return float32(s)
+	if u := math.Float64bits(s); uint32(u)&(1<<29-1) == 1<<28 || u<<1-1 < (1023-126)<<53-1 { // a tie, or 0 < |s| < 2⁻¹²⁶
+		return fmafTie(a, b, c)
 	}
-	return fmafTie(a, b, c)
+	return float32(s)
 }
 
 // fmafTie is fmaf where s may be a tie or the result is not a normal float32: when the
@@ -123,6 +122,19 @@ func fmafTie(a, b, c float32) float32 {
 	return r
 }
 
+// fma8 sets acc[l] = fmaf(d, float32(s[l]), acc[l]) for the eight lanes, with fmaf's
+// common case inline.
+func fma8(acc *[lanes8]float32, d float32, s *[lanes8]int32) {
+	for l := range acc {
+		v := float64(d)*float64(s[l]) + float64(acc[l])
+		if u := math.Float64bits(v); uint32(u)&(1<<29-1) == 1<<28 || u<<1-1 < (1023-126)<<53-1 {
+			acc[l] = fmafTie(d, float32(s[l]), acc[l])
+			continue
+		}
+		acc[l] = float32(v)
+	}
+}
+
 // hsum8 is hsum_float_8: lanes l and l+4 added, then (0+2)+(1+3).
 func hsum8(acc *[lanes8]float32) float32 {
 	var t [4]float32
@@ -141,15 +153,20 @@ func sum4(a, b *[4]byte) int32 {
 // fmaf(dw·dx, Σ_{k<4} w[4l+k]·x[4l+k], lane) block after block.
 func dotQ8_0x86Go(n int, w, x []byte) float32 {
 	var acc [lanes8]float32
+	var s [lanes8]int32
 	for ib := 0; ib < n/QK; ib++ {
-		wb := (*[q8_0Bytes]byte)(w[ib*q8_0Bytes:])
-		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
-		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
-		for l := range acc {
-			k := 2 + 4*l
-			s := sum4((*[4]byte)(wb[k:]), (*[4]byte)(xb[k:]))
-			acc[l] = fmaf(d, float32(s), acc[l])
-		}
+		o := ib * q8_0Bytes
+		wb, xb := w[o:o+q8_0Bytes:o+q8_0Bytes], x[o:o+q8_0Bytes:o+q8_0Bytes]
+		d := float32(halfAt(wb) * halfAt(xb))
+		s[0] = mul8(wb[2], xb[2]) + mul8(wb[3], xb[3]) + mul8(wb[4], xb[4]) + mul8(wb[5], xb[5])
+		s[1] = mul8(wb[6], xb[6]) + mul8(wb[7], xb[7]) + mul8(wb[8], xb[8]) + mul8(wb[9], xb[9])
+		s[2] = mul8(wb[10], xb[10]) + mul8(wb[11], xb[11]) + mul8(wb[12], xb[12]) + mul8(wb[13], xb[13])
+		s[3] = mul8(wb[14], xb[14]) + mul8(wb[15], xb[15]) + mul8(wb[16], xb[16]) + mul8(wb[17], xb[17])
+		s[4] = mul8(wb[18], xb[18]) + mul8(wb[19], xb[19]) + mul8(wb[20], xb[20]) + mul8(wb[21], xb[21])
+		s[5] = mul8(wb[22], xb[22]) + mul8(wb[23], xb[23]) + mul8(wb[24], xb[24]) + mul8(wb[25], xb[25])
+		s[6] = mul8(wb[26], xb[26]) + mul8(wb[27], xb[27]) + mul8(wb[28], xb[28]) + mul8(wb[29], xb[29])
+		s[7] = mul8(wb[30], xb[30]) + mul8(wb[31], xb[31]) + mul8(wb[32], xb[32]) + mul8(wb[33], xb[33])
+		fma8(&acc, d, &s)
 	}
 	return hsum8(&acc)
 }
@@ -158,17 +175,13 @@ func dotQ8_0x86Go(n int, w, x []byte) float32 {
 // quants q-16.
 func dotQ5_0x86Go(n int, w, x []byte) float32 {
 	var acc [lanes8]float32
+	var q [QK]uint8
 	for ib := 0; ib < n/QK; ib++ {
 		wb := (*[q5_0Bytes]byte)(w[ib*q5_0Bytes:])
 		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
-		q := unpack5(binary.LittleEndian.Uint32(wb[2:]), (*[QK / 2]byte)(wb[6:]))
-		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
-		for l := range acc {
-			k := 4 * l
-			s := (q[k]-16)*int32(int8(xb[2+k])) + (q[k+1]-16)*int32(int8(xb[3+k])) +
-				(q[k+2]-16)*int32(int8(xb[4+k])) + (q[k+3]-16)*int32(int8(xb[5+k]))
-			acc[l] = fmaf(d, float32(s), acc[l])
-		}
+		fives32(binary.LittleEndian.Uint32(wb[2:]), (*[QK / 2]byte)(wb[6:]), &q)
+		s := quadLanes(&q, (*[QK]byte)(xb[2:]), 16)
+		fma8(&acc, float32(halfAt(wb[:])*halfAt(xb[:])), &s)
 	}
 	return hsum8(&acc)
 }

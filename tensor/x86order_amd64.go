@@ -85,6 +85,14 @@ func dotTileVNNI(q5 bool, n int, w []byte, wStride, mw int, x []byte, xStride, m
 		dot, wb = dotQ5_0x86, q5_0Bytes
 	}
 	nb := n / QK
+	if hasFMA && !hasVNNI && nb > 0 && (!q5 || mx >= 4) { // Q5_0's weights are converted: worth it for four rows or more
+		if q5 {
+			dotQ5_0x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		} else {
+			dotQ8_0x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		}
+		return
+	}
 	if !hasFMA || !hasVNNI || nb <= 0 {
 		dotTileBy(dot, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return

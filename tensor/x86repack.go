@@ -60,6 +60,36 @@ func X86RepackGemmTileFunc(t DType) func(n int, w []byte, wStride, mw int, x []b
 	return nil
 }
 
+// X86RepackTileFunc returns, for the types of X86RepackDotFunc (nil for the others),
+// the function computing a tile of a repacked matrix product the way llama.cpp's CPU
+// backend does for a weight matrix of a multiple of X86RepackRows rows: for o < mw and
+// i < mx,
+//
+//	dst[i*dstStride+o] = X86RepackGemmDotFunc(t)(n, w[o*wStride:], x[i*xStride:])  for i < mx−mx%X86RepackGemmRows
+//	dst[i*dstStride+o] = X86RepackDotFunc(t)(n, w[o*wStride:], x[i*xStride:])      for the other i
+//
+// bit for bit: the gemm for the activation rows in groups of four, the gemv for the
+// rest (all of them when mx < 4, as in decoding). It takes several weight rows at a
+// time, which is much faster than one dot after another, for one activation row too.
+func X86RepackTileFunc(t DType) func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if tr := t.traits(); tr != nil {
+		return tr.dotRepackTile
+	}
+	return nil
+}
+
+// dotQ4KRepackTile is X86RepackTileFunc(Q4_K): the gemm's tile for the first
+// mx−mx%4 activation rows, the gemv's for the rest.
+func dotQ4KRepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	m4 := mx - mx%X86RepackGemmRows
+	if m4 > 0 {
+		dotQ4KRepackGemmTile(n, w, wStride, mw, x, xStride, m4, dst, dstStride)
+	}
+	if m4 < mx && mw > 0 {
+		dotQ4KRepackGemvTile(n, w, wStride, mw, x[m4*xStride:], xStride, mx-m4, dst[m4*dstStride:], dstStride)
+	}
+}
+
 // X86RepackGemmRows is the group of activation rows the repacked gemm takes at once.
 const X86RepackGemmRows = 4
 
@@ -95,18 +125,49 @@ func blockSum(q *[QK]int32, x *[QK]byte) int32 {
 	return s
 }
 
+// nibbles32 unpacks the 32 nibbles of a Q4_0/Q4_1 block in element order.
+func nibbles32(qs *[QK / 2]byte, q *[QK]uint8) {
+	l0, l1 := le64(qs[0:8]), le64(qs[8:16])
+	putLE64(q[0:], l0&swarNib)
+	putLE64(q[8:], l1&swarNib)
+	putLE64(q[16:], l0>>4&swarNib)
+	putLE64(q[24:], l1>>4&swarNib)
+}
+
+// fives32 unpacks the 32 five-bit levels of a Q5_0/Q5_1 block (fifth bits qh) in
+// element order.
+func fives32(qh uint32, qs *[QK / 2]byte, q *[QK]uint8) {
+	l0, l1 := le64(qs[0:8]), le64(qs[8:16])
+	t := spreadBits
+	putLE64(q[0:], l0&swarNib|t[uint8(qh)]<<4)
+	putLE64(q[8:], l1&swarNib|t[uint8(qh>>8)]<<4)
+	putLE64(q[16:], l0>>4&swarNib|t[uint8(qh>>16)]<<4)
+	putLE64(q[24:], l1>>4&swarNib|t[uint8(qh>>24)]<<4)
+}
+
+// quadLanes returns the eight exact lane sums Σ_{e<4} (q−off)·x of one block.
+func quadLanes(q *[QK]uint8, x *[QK]byte, off int32) (s [lanes8]int32) {
+	s[0] = quadDot((*[4]uint8)(q[0:]), (*[4]byte)(x[0:]), off)
+	s[1] = quadDot((*[4]uint8)(q[4:]), (*[4]byte)(x[4:]), off)
+	s[2] = quadDot((*[4]uint8)(q[8:]), (*[4]byte)(x[8:]), off)
+	s[3] = quadDot((*[4]uint8)(q[12:]), (*[4]byte)(x[12:]), off)
+	s[4] = quadDot((*[4]uint8)(q[16:]), (*[4]byte)(x[16:]), off)
+	s[5] = quadDot((*[4]uint8)(q[20:]), (*[4]byte)(x[20:]), off)
+	s[6] = quadDot((*[4]uint8)(q[24:]), (*[4]byte)(x[24:]), off)
+	s[7] = quadDot((*[4]uint8)(q[28:]), (*[4]byte)(x[28:]), off)
+	return s
+}
+
 // dotQ4_0x86Go is ggml_vec_dot_q4_0_q8_0 (AVX2): dotQ8_0x86Go's order over q-8.
 func dotQ4_0x86Go(n int, w, x []byte) float32 {
 	var acc [lanes8]float32
 	for ib := 0; ib < n/QK; ib++ {
 		wb := (*[q4_0Bytes]byte)(w[ib*q4_0Bytes:])
 		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
-		q := unpack4((*[QK / 2]byte)(wb[2:]), 8)
-		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
-		s := lanes8Sums(&q, (*[QK]byte)(xb[2:]))
-		for l := range acc {
-			acc[l] = fmaf(d, float32(s[l]), acc[l])
-		}
+		var q [QK]uint8
+		nibbles32((*[QK / 2]byte)(wb[2:]), &q)
+		s := quadLanes(&q, (*[QK]byte)(xb[2:]), 8)
+		fma8(&acc, float32(halfAt(wb[:])*halfAt(xb[:])), &s)
 	}
 	return hsum8(&acc)
 }
@@ -120,12 +181,10 @@ func dotQ4_1x86Go(n int, w, x []byte) float32 {
 		wb := (*[q4_1Bytes]byte)(w[ib*q4_1Bytes:])
 		xb := (*[q8_1Bytes]byte)(x[ib*q8_1Bytes:])
 		summs += float32(halfAt(wb[2:]) * halfAt(xb[2:])) // exact product
-		q := unpack4((*[QK / 2]byte)(wb[4:]), 0)
-		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
-		s := lanes8Sums(&q, (*[QK]byte)(xb[4:]))
-		for l := range acc {
-			acc[l] = fmaf(d, float32(s[l]), acc[l])
-		}
+		var q [QK]uint8
+		nibbles32((*[QK / 2]byte)(wb[4:]), &q)
+		s := quadLanes(&q, (*[QK]byte)(xb[4:]), 0)
+		fma8(&acc, float32(halfAt(wb[:])*halfAt(xb[:])), &s)
 	}
 	return hsum8(&acc) + summs
 }
@@ -156,19 +215,10 @@ func dotQ4_0RepackGo(n int, w, x []byte) float32 {
 	for ib := 0; ib < n/QK; ib++ {
 		wb := (*[q4_0Bytes]byte)(w[ib*q4_0Bytes:])
 		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
-		q := unpack4((*[QK / 2]byte)(wb[2:]), 8)
 		d := float32(halfAt(wb[:]) * halfAt(xb[:]))
-		acc = fmaf(float32(blockSum(&q, (*[QK]byte)(xb[2:]))), d, acc)
+		acc = fmaf(float32(q4BlockSum((*[QK / 2]byte)(wb[2:]), (*[QK]byte)(xb[2:]))), d, acc)
 	}
 	return acc
-}
-
-func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
-func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4_1x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // q4KInts returns the exact integer parts of a Q4_K·Q8_K block: isum = Σ sc·Σ q·q8
@@ -245,73 +295,99 @@ func q4KGemmInts(b *[q4KBytes]byte, a *[q8KBytes]byte, s, v *[8]int32) {
 	}
 }
 
-// kLanes8 returns the eight int32 lanes of the AVX2 k-quant dots: lane l sums, over
-// every group of 32 elements g, sc(32g+4l)·Σ_{e<4} q[32g+4l+e]·q8[32g+4l+e], where
-// sc(i) is the scale of element i (each lane's four elements share one).
-func kLanes8(q *[QKK]int32, x *[QKK]byte, sc func(i int) int32) (s [lanes8]int32) {
-	for g := 0; g < QKK; g += 32 {
-		for l := range s {
-			i := g + 4*l
-			p := q[i]*int32(int8(x[i])) + q[i+1]*int32(int8(x[i+1])) +
-				q[i+2]*int32(int8(x[i+2])) + q[i+3]*int32(int8(x[i+3]))
-			s[l] += sc(i) * p
-		}
-	}
-	return s
+// quadDot is the exact Σ_{e<4} (q[e]−off)·x[e] of four levels against four int8
+// activations.
+func quadDot(q *[4]uint8, x *[4]byte, off int32) int32 {
+	return (int32(q[0])-off)*int32(int8(x[0])) + (int32(q[1])-off)*int32(int8(x[1])) +
+		(int32(q[2])-off)*int32(int8(x[2])) + (int32(q[3])-off)*int32(int8(x[3]))
 }
 
-// dotQ6Kx86Go is ggml_vec_dot_q6_K_q8_K (AVX2): per block, eight int32 lanes
-// (kLanes8 over the levels q−32, scale sc[i/16]) fused-multiply-added with d8·d into
-// eight float32 lanes, hsum_float_8 at the end.
+// groupLanes adds to the eight lanes s the quad sums of one group of 32 levels q
+// (minus off) against the activations x: lanes 0-3 scaled by sc0, 4-7 by sc1.
+func groupLanes(s *[lanes8]int32, q *[32]uint8, x *[32]byte, off, sc0, sc1 int32) {
+	s[0] += sc0 * quadDot((*[4]uint8)(q[0:]), (*[4]byte)(x[0:]), off)
+	s[1] += sc0 * quadDot((*[4]uint8)(q[4:]), (*[4]byte)(x[4:]), off)
+	s[2] += sc0 * quadDot((*[4]uint8)(q[8:]), (*[4]byte)(x[8:]), off)
+	s[3] += sc0 * quadDot((*[4]uint8)(q[12:]), (*[4]byte)(x[12:]), off)
+	s[4] += sc1 * quadDot((*[4]uint8)(q[16:]), (*[4]byte)(x[16:]), off)
+	s[5] += sc1 * quadDot((*[4]uint8)(q[20:]), (*[4]byte)(x[20:]), off)
+	s[6] += sc1 * quadDot((*[4]uint8)(q[24:]), (*[4]byte)(x[24:]), off)
+	s[7] += sc1 * quadDot((*[4]uint8)(q[28:]), (*[4]byte)(x[28:]), off)
+}
+
+// putLE64 stores v little-endian at b[0:8].
+func putLE64(b []byte, v uint64) {
+	_ = b[7]
+	b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56)
+}
+
+// q6KLevels unpacks the 256 levels (0..63, q+32) of a Q6_K block in element order,
+// eight at a time.
+func q6KLevels(b *[q6KBytes]byte, q *[QKK]uint8) {
+	const three = 0x0303030303030303
+	for h := range 2 {
+		for j := 0; j < 32; j += 8 {
+			l0, l1, hb := le64(b[64*h+j:]), le64(b[64*h+32+j:]), le64(b[q6KQh+32*h+j:])
+			putLE64(q[128*h+j:], l0&swarNib|(hb&three)<<4)
+			putLE64(q[128*h+32+j:], l1&swarNib|(hb>>2&three)<<4)
+			putLE64(q[128*h+64+j:], l0>>4&swarNib|(hb>>4&three)<<4)
+			putLE64(q[128*h+96+j:], l1>>4&swarNib|(hb>>6&three)<<4)
+		}
+	}
+}
+
+// q5KLevels unpacks the 256 levels (0..31) of a Q5_K block in element order.
+func q5KLevels(b *[q5KBytes]byte, q *[QKK]uint8) {
+	for c := range 4 {
+		for j := 0; j < 32; j += 8 {
+			qs, hb := le64(b[q5KQs+32*c+j:]), le64(b[q5KQh+j:])
+			putLE64(q[64*c+j:], qs&swarNib|(hb>>(2*c)&swarLSB)<<4)
+			putLE64(q[64*c+32+j:], qs>>4&swarNib|(hb>>(2*c+1)&swarLSB)<<4)
+		}
+	}
+}
+
+// dotQ6Kx86Go is ggml_vec_dot_q6_K_q8_K (AVX2): per block, eight int32 lanes, lane l
+// the sum over the groups g of 32 elements of sc[(32g+4l)/16]·Σ_{e<4} (q−32)·q8 over
+// elements 32g+4l+e, fused-multiply-added with d8·d into eight float32 lanes,
+// hsum_float_8 at the end.
 func dotQ6Kx86Go(n int, w, x []byte) float32 {
 	var acc [lanes8]float32
+	var q [QKK]uint8
 	for i := 0; i < n/QKK; i++ {
 		b := (*[q6KBytes]byte)(w[i*q6KBytes:])
 		a := (*[q8KBytes]byte)(x[i*q8KBytes:])
-		var q [QKK]int32
-		for h := range 2 {
-			ql, qh := b[64*h:], b[q6KQh+32*h:]
-			for l := range 32 {
-				q[128*h+l] = int32(ql[l]&0xF|(qh[l]&3)<<4) - 32
-				q[128*h+l+32] = int32(ql[l+32]&0xF|(qh[l]>>2&3)<<4) - 32
-				q[128*h+l+64] = int32(ql[l]>>4|(qh[l]>>4&3)<<4) - 32
-				q[128*h+l+96] = int32(ql[l+32]>>4|(qh[l]>>6&3)<<4) - 32
-			}
+		q6KLevels(b, &q)
+		var s [lanes8]int32
+		for g := range 8 {
+			sc0, sc1 := int32(int8(b[q6KScales+2*g])), int32(int8(b[q6KScales+2*g+1]))
+			groupLanes(&s, (*[32]uint8)(q[32*g:]), (*[32]byte)(a[q8KQs+32*g:]), 32, sc0, sc1)
 		}
-		s := kLanes8(&q, (*[QKK]byte)(a[q8KQs:]), func(j int) int32 { return int32(int8(b[q6KScales+j/16])) })
-		d := float32(q8KScale(a) * halfAt(b[q6KD:]))
-		for l := range acc {
-			acc[l] = fmaf(d, float32(s[l]), acc[l])
-		}
+		fma8(&acc, float32(q8KScale(a)*halfAt(b[q6KD:])), &s)
 	}
 	return hsum8(&acc)
 }
 
-// dotQ5Kx86Go is ggml_vec_dot_q5_K_q8_K (AVX2): kLanes8 over the levels with the
-// sub-block scales sc[i/32] fused-multiply-added with d8·d into eight lanes, and
-// summs = fma(−d8·dmin, Σ m·bsums, summs) block after block; hsum_float_8 + summs.
+// dotQ5Kx86Go is ggml_vec_dot_q5_K_q8_K (AVX2): the lanes of dotQ6Kx86Go's order over
+// the levels with the sub-block scales sc[i/32], fused-multiply-added with d8·d into
+// eight lanes, and summs = fma(−d8·dmin, Σ m·bsums, summs) block after block;
+// hsum_float_8 + summs.
 func dotQ5Kx86Go(n int, w, x []byte) float32 {
 	var acc [lanes8]float32
 	var summs float32
+	var q [QKK]uint8
 	for i := 0; i < n/QKK; i++ {
 		b := (*[q5KBytes]byte)(w[i*q5KBytes:])
 		a := (*[q8KBytes]byte)(x[i*q8KBytes:])
 		sc, m := unpackScaleMinK4(b[q5KScales:q5KQh])
 		d8 := q8KScale(a)
 		summs = q5KSumms(a, &m, float32(-d8*halfAt(b[2:])), summs)
-		var q [QKK]int32
-		qh, qs := b[q5KQh:q5KQs], b[q5KQs:]
-		for c := range 4 {
-			for l := range 32 {
-				q[64*c+l] = int32(qs[32*c+l]&0xF | (qh[l]>>(2*c)&1)<<4)
-				q[64*c+32+l] = int32(qs[32*c+l]>>4 | (qh[l]>>(2*c+1)&1)<<4)
-			}
+		q5KLevels(b, &q)
+		var s [lanes8]int32
+		for g := range 8 {
+			groupLanes(&s, (*[32]uint8)(q[32*g:]), (*[32]byte)(a[q8KQs+32*g:]), 0, sc[g], sc[g])
 		}
-		s := kLanes8(&q, (*[QKK]byte)(a[q8KQs:]), func(j int) int32 { return sc[j/32] })
-		d := float32(d8 * halfAt(b[0:]))
-		for l := range acc {
-			acc[l] = fmaf(d, float32(s[l]), acc[l])
-		}
+		fma8(&acc, float32(d8*halfAt(b[0:])), &s)
 	}
 	return hsum8(&acc) + summs
 }

@@ -28,15 +28,22 @@ func q5KLanesVNNI(w, x *byte, sc *[8]int32, acc *[lanes8]float32, d float32)
 
 func dotQ4_0x86(n int, w, x []byte) float32 {
 	nb := n / QK
-	if !hasFMA || !hasVNNI || nb <= 0 {
+	if !hasFMA || nb <= 0 {
 		return dotQ4_0x86Go(n, w, x)
 	}
 	_, _ = w[nb*q4_0Bytes-1], x[nb*q8_0Bytes-1]
+	if !hasVNNI {
+		return dotQ4_0x86AVX2(&w[0], &x[0], nb)
+	}
 	return dotQ4_0x86VNNI(&w[0], &x[0], nb)
 }
 
 func dotQ4_0Repack(n int, w, x []byte) float32 {
 	nb := n / QK
+	if hasFMA && !hasVNNI && nb > 0 {
+		_, _ = w[nb*q4_0Bytes-1], x[nb*q8_0Bytes-1]
+		return dotQ4_0RepackAVX2(&w[0], &x[0], nb)
+	}
 	if !hasFMA || !hasVNNI || nb <= 0 {
 		return dotQ4_0RepackGo(n, w, x)
 	}
@@ -46,13 +53,16 @@ func dotQ4_0Repack(n int, w, x []byte) float32 {
 
 func dotQ4_1x86(n int, w, x []byte) float32 {
 	nb := n / QK
-	if !hasFMA || !hasVNNI || nb <= 0 {
+	if !hasFMA || nb <= 0 {
 		return dotQ4_1x86Go(n, w, x)
 	}
 	_, _ = w[nb*q4_1Bytes-1], x[nb*q8_1Bytes-1]
 	var summs float32
 	for ib := range nb {
 		summs += float32(halfAt(w[ib*q4_1Bytes+2:]) * halfAt(x[ib*q8_1Bytes+2:]))
+	}
+	if !hasVNNI {
+		return dotQ4_1x86AVX2(&w[0], &x[0], nb) + summs
 	}
 	return dotQ4_1x86VNNI(&w[0], &x[0], nb) + summs
 }
@@ -108,6 +118,9 @@ func dotQ4KRepackGemm(n int, w, x []byte) float32 {
 // dotQ5Kx86 is dotQ5Kx86Go with the lanes of q5KLanesVNNI.
 func dotQ5Kx86(n int, w, x []byte) float32 {
 	nb := kBlocks(n, w, x, q5KBytes)
+	if hasFMA && !hasVNNI && nb > 0 {
+		return dotQ5Kx86AVX2(n, w, x)
+	}
 	if !hasVNNI || nb <= 0 {
 		return dotQ5Kx86Go(n, w, x)
 	}
@@ -127,6 +140,9 @@ func dotQ5Kx86(n int, w, x []byte) float32 {
 // scales d8·d computed first.
 func dotQ6Kx86(n int, w, x []byte) float32 {
 	nb := kBlocks(n, w, x, q6KBytes)
+	if hasFMA && !hasVNNI && nb > 0 {
+		return dotQ6Kx86AVX2(n, w, x)
+	}
 	if !hasVNNI || nb <= 0 {
 		return dotQ6Kx86Go(n, w, x)
 	}

@@ -40,6 +40,10 @@ func q4KGemmVNNIx4(w, x *byte, xstride, nb int, ws *int32, wd *float32, out *[8]
 // one by one, the weight row's scales and mins unpacked once.
 func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QKK
+	if hasFMA && !hasVNNI && nb > 0 {
+		q4KTileAVX2(true, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasVNNI || !hasFMA || nb <= 0 || mw <= 0 || mx <= 0 {
 		dotTileBy(dotQ4KRepackGemm, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
@@ -112,6 +116,10 @@ func dotQ4_0RepackVNNIx4(w, x *byte, xstride, nb int, dst *float32)
 // activation rows at a time (dotQ4_0RepackVNNIx4), the rest one by one.
 func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QK
+	if hasFMA && !hasVNNI && nb > 0 {
+		dotQ4_0RepackTileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasFMA || !hasVNNI || nb <= 0 || mx < 4 || mw <= 0 {
 		dotTileBy(dotQ4_0Repack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
@@ -139,6 +147,10 @@ func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 // activation blocks' scales and bsums read once per tile.
 func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QKK
+	if hasFMA && !hasVNNI && nb > 0 {
+		dotQ5Kx86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasVNNI || nb <= 0 || mw <= 0 || mx <= 0 {
 		dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
@@ -196,6 +208,10 @@ func dotQ6Kx86VNNIx4(w, x *byte, xstride, nb int, d *float32, acc *[4][lanes8]fl
 // the rest one by one.
 func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QKK
+	if hasFMA && !hasVNNI && nb > 0 {
+		dotQ6Kx86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasVNNI || nb <= 0 || mx < 4 || mw <= 0 {
 		dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
@@ -227,4 +243,33 @@ func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 			dst[i*dstStride+o] = dotQ6Kx86(n, wo, x[i*xStride:])
 		}
 	}
+}
+
+// dotQ4KRepackGemvTile is the tile form of dotQ4KRepack.
+func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if hasFMA && !hasVNNI && n >= QKK {
+		q4KTileAVX2(false, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	dotTileBy(dotQ4KRepack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// dotQ4_0x86Tile is the tile form of dotQ4_0x86: on AVX2 without AVX512-VNNI, for four
+// or more activation rows, the Q8_0 lane kernels (the weights converted once for all
+// the rows), else one dot after another.
+func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if hasFMA && !hasVNNI && n >= QK && mx >= 4 {
+		dotQ4_0x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// dotQ4_1x86Tile is the tile form of dotQ4_1x86, as dotQ4_0x86Tile.
+func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if hasFMA && !hasVNNI && n >= QK && mx >= 4 {
+		dotQ4_1x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	dotTileBy(dotQ4_1x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

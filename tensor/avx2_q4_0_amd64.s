@@ -1,0 +1,239 @@
+#include "textflag.h"
+
+// AVX2 kernels (no AVX-512) of the repacked Q4_0 order (dotQ4_0RepackGo): eight weight
+// rows at a time, one per float32 lane, as llama.cpp's ggml_gemv/gemm_q4_0_8x8_q8_0
+// keep them. Each block's nibbles of the eight rows are interleaved in registers eight
+// bytes per row (rows 0,1,4,5 in one register, 2,3,6,7 in the other), so VPMADDUBSW
+// against an activation chunk broadcast to every row, VPMADDWD and one VPHADDD leave
+// row r's exact Σ u·x in lane r (u the unsigned nibble); Σ (u−8)·x = Σ u·x − 8·Σ x
+// with 8·Σ x taken from a table the caller fills (q40XTable). Then, per row,
+// acc = fma(float(Σ), dw·dx, acc): one VFMADD231PS, block after block, the Go code's
+// operations lane for lane.
+//
+// The table holds, per block, 8 dwords: 8·Σx of activation rows 0..3, then dx (f32)
+// of rows 0..3.
+
+DATA q40nib<>+0(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q40nib<>+8(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q40nib<>+16(SB)/8, $0x0f0f0f0f0f0f0f0f
+DATA q40nib<>+24(SB)/8, $0x0f0f0f0f0f0f0f0f
+GLOBL q40nib<>(SB), RODATA|NOPTR, $32
+
+DATA q40ones<>+0(SB)/8, $0x0001000100010001
+DATA q40ones<>+8(SB)/8, $0x0001000100010001
+DATA q40ones<>+16(SB)/8, $0x0001000100010001
+DATA q40ones<>+24(SB)/8, $0x0001000100010001
+GLOBL q40ones<>(SB), RODATA|NOPTR, $32
+
+// Q40W8 loads the nibbles of the current block of the eight weight rows at (SI),
+// (SI)(BX*1), (SI)(BX*2), (SI)(R9*1), (R10), (R10)(BX*1), (R10)(BX*2), (R10)(R9*1)
+// into Y4..Y7 (rows 0,1,4,5: elements 0-7, 8-15, 16-23, 24-31) and Y8..Y11 (rows
+// 2,3,6,7), and the eight dw as float32 into 0(SP) (gathered in AX, R12). Y12..Y15
+// are clobbered.
+#define Q40W8 \
+	VMOVDQU      2(SI), X13; \
+	VINSERTI128  $1, 2(R10), Y13, Y13; \
+	VMOVDQU      2(SI)(BX*1), X14; \
+	VINSERTI128  $1, 2(R10)(BX*1), Y14, Y14; \
+	VPUNPCKLQDQ  Y14, Y13, Y4; \
+	VPUNPCKHQDQ  Y14, Y13, Y5; \
+	VMOVDQU      2(SI)(BX*2), X13; \
+	VINSERTI128  $1, 2(R10)(BX*2), Y13, Y13; \
+	VMOVDQU      2(SI)(R9*1), X14; \
+	VINSERTI128  $1, 2(R10)(R9*1), Y14, Y14; \
+	VPUNPCKLQDQ  Y14, Y13, Y8; \
+	VPUNPCKHQDQ  Y14, Y13, Y9; \
+	VMOVDQU      q40nib<>(SB), Y15; \
+	VPSRLW       $4, Y4, Y6; \
+	VPAND        Y15, Y6, Y6; \
+	VPAND        Y15, Y4, Y4; \
+	VPSRLW       $4, Y5, Y7; \
+	VPAND        Y15, Y7, Y7; \
+	VPAND        Y15, Y5, Y5; \
+	VPSRLW       $4, Y8, Y10; \
+	VPAND        Y15, Y10, Y10; \
+	VPAND        Y15, Y8, Y8; \
+	VPSRLW       $4, Y9, Y11; \
+	VPAND        Y15, Y11, Y11; \
+	VPAND        Y15, Y9, Y9; \
+	MOVWQZX      (SI), AX; \
+	MOVWQZX      (SI)(BX*1), R12; \
+	SHLQ         $16, R12; \
+	ORQ          R12, AX; \
+	MOVWQZX      (SI)(BX*2), R12; \
+	SHLQ         $32, R12; \
+	ORQ          R12, AX; \
+	MOVWQZX      (SI)(R9*1), R12; \
+	SHLQ         $48, R12; \
+	ORQ          R12, AX; \
+	VMOVQ        AX, X12; \
+	MOVWQZX      (R10), AX; \
+	MOVWQZX      (R10)(BX*1), R12; \
+	SHLQ         $16, R12; \
+	ORQ          R12, AX; \
+	MOVWQZX      (R10)(BX*2), R12; \
+	SHLQ         $32, R12; \
+	ORQ          R12, AX; \
+	MOVWQZX      (R10)(R9*1), R12; \
+	SHLQ         $48, R12; \
+	ORQ          R12, AX; \
+	VPINSRQ      $1, AX, X12, X12; \
+	VCVTPH2PS    X12, Y12; \
+	VMOVUPS      Y12, 0(SP)
+
+// Q40X adds the block of the activation row at (xp) to acc (the eight rows' lanes),
+// with 8·Σx at koff(R8) and dx at doff(R8). Y12..Y15 are clobbered.
+#define Q40X(xp, koff, doff, acc) \
+	VPBROADCASTQ 2(xp), Y12; \
+	VPMADDUBSW   Y12, Y4, Y13; \
+	VPMADDUBSW   Y12, Y8, Y14; \
+	VPBROADCASTQ 10(xp), Y12; \
+	VPMADDUBSW   Y12, Y5, Y15; \
+	VPADDW       Y15, Y13, Y13; \
+	VPMADDUBSW   Y12, Y9, Y12; \
+	VPADDW       Y12, Y14, Y14; \
+	VPBROADCASTQ 18(xp), Y12; \
+	VPMADDUBSW   Y12, Y6, Y15; \
+	VPADDW       Y15, Y13, Y13; \
+	VPMADDUBSW   Y12, Y10, Y12; \
+	VPADDW       Y12, Y14, Y14; \
+	VPBROADCASTQ 26(xp), Y12; \
+	VPMADDUBSW   Y12, Y7, Y15; \
+	VPADDW       Y15, Y13, Y13; \
+	VPMADDUBSW   Y12, Y11, Y12; \
+	VPADDW       Y12, Y14, Y14; \
+	VPMADDWD     q40ones<>(SB), Y13, Y13; \
+	VPMADDWD     q40ones<>(SB), Y14, Y14; \
+	VPHADDD      Y14, Y13, Y13; \
+	VPBROADCASTD koff(R8), Y14; \
+	VPSUBD       Y14, Y13, Y13; \
+	VCVTDQ2PS    Y13, Y13; \
+	VBROADCASTSS doff(R8), Y14; \
+	VMULPS       0(SP), Y14, Y14; \
+	VFMADD231PS  Y14, Y13, acc
+
+// Q40ROWS sets SI, R10 (row 4), BX (stride), R9 (3·stride) from w and wstride.
+#define Q40ROWS \
+	MOVQ w+0(FP), SI; \
+	MOVQ wstride+8(FP), BX; \
+	LEAQ (BX)(BX*2), R9; \
+	LEAQ (SI)(BX*4), R10
+
+// func q40RepackR8X4(w *byte, wstride int, x *byte, xstride int, tab *uint32, nb int, dst *[32]float32)
+// dst[8i+r] = dotQ4_0RepackGo over nb ≥ 1 blocks of weight row r (at w+r·wstride) and
+// activation row i < 4 (at x+i·xstride); tab is the rows' q40XTable.
+TEXT ·q40RepackR8X4(SB), NOSPLIT, $32-56
+	Q40ROWS
+	MOVQ   x+16(FP), DI
+	MOVQ   xstride+24(FP), R11
+	LEAQ   (DI)(R11*1), R13
+	LEAQ   (DI)(R11*2), R14
+	LEAQ   (R13)(R11*2), DX
+	MOVQ   tab+32(FP), R8
+	MOVQ   nb+40(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+q40r8x4loop:
+	Q40W8
+	Q40X(DI, 0, 16, Y0)
+	Q40X(R13, 4, 20, Y1)
+	Q40X(R14, 8, 24, Y2)
+	Q40X(DX, 12, 28, Y3)
+	ADDQ $18, SI
+	ADDQ $18, R10
+	ADDQ $34, DI
+	ADDQ $34, R13
+	ADDQ $34, R14
+	ADDQ $34, DX
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q40r8x4loop
+
+	MOVQ    dst+48(FP), AX
+	VMOVUPS Y0, 0(AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VZEROUPPER
+	RET
+
+// func q40RepackR8X1(w *byte, wstride int, x *byte, tab *uint32, nb int, dst *[8]float32)
+// dst[r] = dotQ4_0RepackGo over nb ≥ 1 blocks of weight row r (at w+r·wstride) and the
+// activation row at x; tab points at the row's 8·Σx (dx 16 bytes further), 32 bytes
+// a block.
+TEXT ·q40RepackR8X1(SB), NOSPLIT, $32-48
+	Q40ROWS
+	MOVQ   x+16(FP), DI
+	MOVQ   tab+24(FP), R8
+	MOVQ   nb+32(FP), CX
+	VXORPS Y0, Y0, Y0
+
+q40r8x1loop:
+	Q40W8
+	Q40X(DI, 0, 16, Y0)
+	ADDQ $18, SI
+	ADDQ $18, R10
+	ADDQ $34, DI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q40r8x1loop
+
+	MOVQ    dst+40(FP), AX
+	VMOVUPS Y0, 0(AX)
+	VZEROUPPER
+	RET
+
+DATA q40eights<>+0(SB)/8, $0x0808080808080808
+DATA q40eights<>+8(SB)/8, $0x0808080808080808
+DATA q40eights<>+16(SB)/8, $0x0808080808080808
+DATA q40eights<>+24(SB)/8, $0x0808080808080808
+GLOBL q40eights<>(SB), RODATA|NOPTR, $32
+
+// func dotQ4_0RepackAVX2(w, x *byte, nb int) float32
+// dotQ4_0RepackGo over nb ≥ 1 blocks of one row: per block, Σ u·x − Σ 8·x in word
+// pairs (VPMADDUBSW), VPMADDWD by ones and a horizontal sum give the exact Σ (u−8)·x,
+// then acc = fma(float(Σ), dw·dx, acc).
+TEXT ·dotQ4_0RepackAVX2(SB), NOSPLIT, $0-28
+	MOVQ    w+0(FP), SI
+	MOVQ    x+8(FP), DI
+	MOVQ    nb+16(FP), CX
+	VXORPS  X15, X15, X15
+	VMOVDQU q40nib<>(SB), Y12
+	VMOVDQU q40eights<>(SB), Y13
+	VMOVDQU q40ones<>(SB), Y14
+
+q40rloop:
+	VMOVDQU      2(SI), X8
+	VPSRLW       $4, X8, X9
+	VINSERTI128  $1, X9, Y8, Y8
+	VPAND        Y12, Y8, Y8
+	VPMADDUBSW   2(DI), Y8, Y0
+	VPMADDUBSW   2(DI), Y13, Y1
+	VPSUBW       Y1, Y0, Y0
+	VPMADDWD     Y14, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VCVTDQ2PS    X0, X0
+	MOVWQZX      (SI), AX
+	VMOVQ        AX, X1
+	VCVTPH2PS    X1, X1
+	MOVWQZX      (DI), AX
+	VMOVQ        AX, X2
+	VCVTPH2PS    X2, X2
+	VMULSS       X2, X1, X1
+	VFMADD231SS  X1, X0, X15
+	ADDQ         $18, SI
+	ADDQ         $34, DI
+	DECQ         CX
+	JNZ          q40rloop
+
+	VZEROUPPER
+	MOVSS X15, ret+24(FP)
+	RET

@@ -1,0 +1,171 @@
+package tensor
+
+// The AVX2 (no AVX-512) Q8_0 kernels of avx2_q8_0_amd64.s: the x86 lane order of
+// dotQ8_0x86Go, two weight rows against four activation rows, or four against one.
+
+//go:noescape
+func q80XPrep(x *byte, nb int, dst *byte)
+
+//go:noescape
+func q81XPrep(x *byte, nb int, dst *byte)
+
+//go:noescape
+func q80LanesR2X4(w *byte, wstride int, xp *byte, xpstride int, nb int, acc *[8][8]float32)
+
+//go:noescape
+func q80LanesR4X1(w *byte, wstride int, xp *byte, nb int, acc *[4][8]float32)
+
+// q80XPrepBytes is the size of a Q8_0 block prepared by q80XPrep.
+const q80XPrepBytes = 96
+
+// q8LanesTile computes a tile in the x86 lane order of a 32-element block format whose
+// levels fit int8: the weight rows, converted by conv to Q8_0 blocks (dw, then the 32
+// levels minus their offset) a chunk at a time unless conv is nil (Q8_0 itself), and
+// the activation rows (Q8_0, or Q8_1 if q81) go through the Q8_0 lane kernels, whose
+// float32 operations are the same. ext, if not nil, gives the float32 added to
+// hsum8 for weight row o and activation row i (Q4_1's summs).
+func q8LanesTile(conv func(dst, src []byte), wbb int, q81 bool, ext func(o, i int) float32, n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	nb := n / QK
+	xbb := q8_0Bytes
+	if q81 {
+		xbb = q8_1Bytes
+	}
+	if tileChecks(w, wStride, mw, nb*wbb, x, xStride, mx, nb*xbb, dst, dstStride) {
+		return
+	}
+	s := tileScratchPool.Get().(*tileScratch)
+	defer tileScratchPool.Put(s)
+	ps := nb * q80XPrepBytes
+	s.w = growBytes(s.w, mx*ps)
+	for i := range mx {
+		if q81 {
+			q81XPrep(&x[i*xStride], nb, &s.w[i*ps])
+		} else {
+			q80XPrep(&x[i*xStride], nb, &s.w[i*ps])
+		}
+	}
+	xp := s.w
+	k := laneKernels{
+		x4: func(wp *byte, ws, i int, acc *[8][8]float32, _ *[8]float32) {
+			q80LanesR2X4(wp, ws, &xp[i*ps], ps, nb, acc)
+		},
+		x1: func(wp *byte, ws, i int, acc *[4][8]float32, _ *[4]float32) {
+			q80LanesR4X1(wp, ws, &xp[i*ps], nb, acc)
+		},
+	}
+	rb := nb * q8_0Bytes
+	if conv == nil {
+		tileLanes(k, rb, w, wStride, mw, mx, dst, dstStride, s)
+		return
+	}
+	// Convert the weights a chunk of rows at a time, each chunk against every activation row.
+	chunk := max(4, tileChunkBytes/rb&^3)
+	s.conv = growBytes(s.conv, min(chunk, mw)*rb)
+	for o0 := 0; o0 < mw; o0 += chunk {
+		m := min(chunk, mw-o0)
+		for r := range m {
+			wr, cr := w[(o0+r)*wStride:], s.conv[r*rb:]
+			for b := range nb {
+				conv(cr[b*q8_0Bytes:(b+1)*q8_0Bytes], wr[b*wbb:(b+1)*wbb])
+			}
+		}
+		tileLanes(k, rb, s.conv, rb, m, mx, dst[o0:], dstStride, s)
+	}
+	if ext != nil {
+		for i := range mx {
+			for o := range mw {
+				dst[i*dstStride+o] += ext(o, i)
+			}
+		}
+	}
+}
+
+// sext5 sign-extends the 5-bit two's complement values in the bytes of v.
+func sext5(v uint64) uint64 { return v | (v>>4&swarLSB)*0xE0 }
+
+// sext4 sign-extends the 4-bit two's complement values in the bytes of v.
+func sext4(v uint64) uint64 { return v | (v>>3&swarLSB)*0xF0 }
+
+// q5_0AsQ8 writes the Q5_0 block src as a Q8_0 block of its levels q−16.
+func q5_0AsQ8(dst, src []byte) {
+	d, b := (*[q8_0Bytes]byte)(dst), (*[q5_0Bytes]byte)(src)
+	d[0], d[1] = b[0], b[1]
+	qh := uint32(b[2]) | uint32(b[3])<<8 | uint32(b[4])<<16 | uint32(b[5])<<24
+	l0, l1 := le64(b[6:14]), le64(b[14:22])
+	t := spreadBits
+	const h = 0x1010101010101010
+	putLE64(d[2:], sext5((l0&swarNib|t[uint8(qh)]<<4)^h))
+	putLE64(d[10:], sext5((l1&swarNib|t[uint8(qh>>8)]<<4)^h))
+	putLE64(d[18:], sext5(((l0>>4)&swarNib|t[uint8(qh>>16)]<<4)^h))
+	putLE64(d[26:], sext5(((l1>>4)&swarNib|t[uint8(qh>>24)]<<4)^h))
+}
+
+// q4_0AsQ8 writes the Q4_0 block src as a Q8_0 block of its levels u−8.
+func q4_0AsQ8(dst, src []byte) {
+	d, b := (*[q8_0Bytes]byte)(dst), (*[q4_0Bytes]byte)(src)
+	d[0], d[1] = b[0], b[1]
+	l0, l1 := le64(b[2:10]), le64(b[10:18])
+	const h = 0x0808080808080808
+	putLE64(d[2:], sext4((l0&swarNib)^h))
+	putLE64(d[10:], sext4((l1&swarNib)^h))
+	putLE64(d[18:], sext4(((l0>>4)&swarNib)^h))
+	putLE64(d[26:], sext4(((l1>>4)&swarNib)^h))
+}
+
+// q4_1AsQ8 writes the Q4_1 block src as a Q8_0 block of its levels (0..15) with dw.
+func q4_1AsQ8(dst, src []byte) {
+	d, b := (*[q8_0Bytes]byte)(dst), (*[q4_1Bytes]byte)(src)
+	d[0], d[1] = b[0], b[1]
+	l0, l1 := le64(b[4:12]), le64(b[12:20])
+	putLE64(d[2:], l0&swarNib)
+	putLE64(d[10:], l1&swarNib)
+	putLE64(d[18:], (l0>>4)&swarNib)
+	putLE64(d[26:], (l1>>4)&swarNib)
+}
+
+// dotQ5_0x86TileAVX2, dotQ4_0x86TileAVX2 and dotQ4_1x86TileAVX2 are the tile forms of
+// dotQ5_0x86Go, dotQ4_0x86Go and dotQ4_1x86Go through the Q8_0 lane kernels.
+func dotQ5_0x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	q8LanesTile(q5_0AsQ8, q5_0Bytes, false, nil, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+func dotQ4_0x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	q8LanesTile(q4_0AsQ8, q4_0Bytes, false, nil, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+func dotQ4_1x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	nb := n / QK
+	summs := func(o, i int) float32 { // Σ mw·sx, each product exact, block after block
+		var s float32
+		wo, xi := w[o*wStride:], x[i*xStride:]
+		for b := range nb {
+			s += float32(halfAt(wo[b*q4_1Bytes+2:]) * halfAt(xi[b*q8_1Bytes+2:]))
+		}
+		return s
+	}
+	q8LanesTile(q4_1AsQ8, q4_1Bytes, true, summs, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// dotQ8_0x86TileAVX2 is the tile form of dotQ8_0x86Go with the lane kernels.
+func dotQ8_0x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	nb := n / QK
+	if tileChecks(w, wStride, mw, nb*q8_0Bytes, x, xStride, mx, nb*q8_0Bytes, dst, dstStride) {
+		return
+	}
+	s := tileScratchPool.Get().(*tileScratch)
+	defer tileScratchPool.Put(s)
+	ps := nb * q80XPrepBytes
+	s.w = growBytes(s.w, mx*ps)
+	for i := range mx {
+		q80XPrep(&x[i*xStride], nb, &s.w[i*ps])
+	}
+	xp := s.w
+	tileLanes(laneKernels{
+		x4: func(wp *byte, ws, i int, acc *[8][8]float32, _ *[8]float32) {
+			q80LanesR2X4(wp, ws, &xp[i*ps], ps, nb, acc)
+		},
+		x1: func(wp *byte, ws, i int, acc *[4][8]float32, _ *[4]float32) {
+			q80LanesR4X1(wp, ws, &xp[i*ps], nb, acc)
+		},
+	}, nb*q8_0Bytes, w, wStride, mw, mx, dst, dstStride, s)
+}
