@@ -171,7 +171,7 @@ func mulMatGemm(wt tensor.DType, out int) func(n int, w, x []byte) float32 {
 // from tensor.DotFunc; nil for a repacked matrix (X86RepackDotFunc) of out rows.
 func mulMatTile(wt tensor.DType, out int) func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	if tensor.X86RepackDotFunc(wt) != nil && out%tensor.X86RepackRows == 0 {
-		return nil
+		return tensor.X86RepackTileFunc(wt)
 	}
 	if tensor.X86DotFunc(wt) != nil {
 		return tensor.X86DotTileFunc(wt)
