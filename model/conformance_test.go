@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -95,9 +94,9 @@ func logitTolerance(file string, kv tensor.DType) tolerance {
 
 func readLogits(t *testing.T, name string, rows, vocab int) []float32 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testdata.Dir(t), name))
+	b, err := os.ReadFile(testdata.Path(t, name))
 	if err != nil {
-		t.Skipf("%s: %v", name, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	if len(b) != 4*rows*vocab {
 		t.Fatalf("%s: %d bytes, want %d×%d float32", name, len(b), rows, vocab)
