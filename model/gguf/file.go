@@ -73,6 +73,14 @@ func (f *File) Close() error {
 // Size returns the size of the file in bytes.
 func (f *File) Size() int64 { return int64(len(f.data)) }
 
+// MetadataPadded reports whether the metadata and tensor infos are followed by zero
+// padding to the alignment: always true for a file with tensors; for a file without
+// (a vocabulary-only file), whether the writer padded it (see
+// Writer.SetMetadataPadding). A copy keeps the layout when it passes this on.
+func (f *File) MetadataPadded() bool {
+	return len(f.Tensors) > 0 || int64(len(f.data)) >= pad(f.DataOffset, int64(f.Alignment))
+}
+
 // Value returns the value of key.
 func (f *File) Value(key string) (Value, bool) {
 	i, ok := f.keys[key]

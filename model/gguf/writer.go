@@ -19,6 +19,8 @@ type Writer struct {
 	tensors []pendingTensor
 	names   map[string]int
 	err     error // first error from Set, reported by WriteTo
+	// metaOnly leaves a file without tensors unpadded (SetMetadataPadding(false)).
+	metaOnly bool
 }
 
 type pendingTensor struct {
@@ -97,6 +99,16 @@ func (w *Writer) AddTensorBytes(name string, dt tensor.DType, dims []uint64, dat
 	})
 }
 
+// SetMetadataPadding chooses how a file without tensors ends. With pad true (the
+// default) the metadata is followed by zero padding to the alignment, where the data
+// section would start, as llama.cpp's gguf_write_to_file and gguf-py's
+// GGUFWriter.write_tensors_to_file write it (vocab/ggml-vocab-qwen2.gguf). With pad
+// false the file stops after the last metadata byte, as gguf-py's header-and-metadata
+// write of convert_hf_to_gguf.py --vocab-only leaves it (llama.cpp's
+// models/ggml-vocab-*.gguf). File.MetadataPadded tells which way a file was written. A
+// file with tensors is always padded.
+func (w *Writer) SetMetadataPadding(pad bool) { w.metaOnly = !pad }
+
 // alignment returns general.alignment, checked, or the default.
 func (w *Writer) alignment() (int64, error) {
 	i, ok := w.keys["general.alignment"]
@@ -155,7 +167,7 @@ func (w *Writer) writeHeader(e *encoder, align int64) {
 		e.u64(off)
 		off += uint64(pad(int64(t.info.Bytes()), align))
 	}
-	if len(w.tensors) > 0 { // like gguf-py and llama.cpp, a tensor-less file is not padded
+	if len(w.tensors) > 0 || !w.metaOnly {
 		e.zeros(pad(e.n, align) - e.n)
 	}
 }
