@@ -37,7 +37,7 @@ func TestPlanHostMemory(t *testing.T) {
 		}
 	}
 	perToken := kv / 1024
-	ctx := int64(free)/perToken*5/4 // a margin for other processes freeing memory meanwhile
+	ctx := int64(free) / perToken * 5 / 4 // a margin for other processes freeing memory meanwhile
 	if ctx > maxContext {
 		t.Skipf("the host has %d bytes available: the largest context (%d tokens of %d bytes) fits", free, maxContext, perToken)
 	}

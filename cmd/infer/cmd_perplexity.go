@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/infergo/infer/model"
@@ -34,9 +33,9 @@ func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	mopts.BatchSize = min(mf.batch, mf.ctx)
-	text, err := os.ReadFile(*file)
+	text, err := readText("perplexity", *file)
 	if err != nil {
-		return fmt.Errorf("perplexity: %w", err)
+		return err
 	}
 	gpus, err := mf.gpu.open(mf.path, &mopts)
 	if err != nil {
@@ -49,7 +48,7 @@ func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	defer m.Close()
 	opts := model.PerplexityOptions{Ctx: mf.ctx, Batch: mf.batch, Chunks: *chunks}
-	res, err := model.Perplexity(ctx, m, string(text), opts, func(c model.ChunkResult) {
+	res, err := model.Perplexity(ctx, m, text, opts, func(c model.ChunkResult) {
 		printChunk(stdout, stderr, c)
 	})
 	if err != nil {

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/infergo/infer/tensor"
 )
@@ -187,18 +189,79 @@ func (w *Writer) writeData(e *encoder, align int64) error {
 	return nil
 }
 
-// WriteFile writes the file to path, removing it again if writing fails.
+// Size returns the number of bytes WriteTo writes, without writing anything.
+func (w *Writer) Size() (int64, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	align, err := w.alignment()
+	if err != nil {
+		return 0, err
+	}
+	e := &encoder{w: bufio.NewWriter(io.Discard)}
+	w.writeHeader(e, align)
+	n := e.n
+	for _, t := range w.tensors {
+		n += pad(int64(t.info.Bytes()), align)
+	}
+	return n, nil
+}
+
+// WriteFile writes the file to path through a temporary file in path's directory,
+// renamed over path once complete, so a failed or interrupted write leaves no partial
+// file, an existing file at path stays intact until the new one is whole, and path may
+// be the file the tensors are read from. A directory that cannot be written fails
+// before any tensor data is produced. A path that exists and is not a regular file (a
+// device such as /dev/null, a pipe) is written in place; a directory is an error. The
+// new file keeps the permissions of the one it replaces, else gets 0644.
 func (w *Writer) WriteFile(path string) error {
-	f, err := os.Create(path)
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("gguf: write %s: is a directory", path)
+	case err == nil && !st.Mode().IsRegular():
+		return w.writeInPlace(path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("gguf: write %s: %w", path, err)
+	}
+	perm := fs.FileMode(0o644)
+	if err == nil {
+		perm = st.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("gguf: write %s: cannot create a file in %s: %w", path, filepath.Dir(path), err)
+	}
+	_, err = w.WriteTo(tmp)
+	for _, step := range []func() error{tmp.Sync, func() error { return tmp.Chmod(perm) }, tmp.Close} {
+		if serr := step(); err == nil && serr != nil {
+			err = fmt.Errorf("gguf: write %s: %w", path, serr)
+		}
+	}
+	if err == nil {
+		if err = os.Rename(tmp.Name(), path); err != nil {
+			err = fmt.Errorf("gguf: %w", err)
+		}
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// writeInPlace writes the file to path, which exists and is not a regular file.
+func (w *Writer) writeInPlace(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("gguf: %w", err)
 	}
 	_, err = w.WriteTo(f)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("gguf: %w", cerr)
-	}
-	if err != nil {
-		os.Remove(path)
 	}
 	return err
 }
