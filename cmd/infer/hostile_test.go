@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -23,47 +22,30 @@ type hostileFiles struct {
 	outDir   string // where outputs may be written; must stay empty of partial files
 }
 
-var (
-	hostileOnce sync.Once
-	hostile     hostileFiles
-	hostileErr  error
-)
-
-// hostilePaths makes the files once per test binary.
+// hostilePaths makes the files in a temporary directory removed when t ends.
 func hostilePaths(t *testing.T) hostileFiles {
 	t.Helper()
-	hostileOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "infer-hostile")
-		if err != nil {
-			hostileErr = err
-			return
-		}
-		h := hostileFiles{model: filepath.Join(dir, "tiny.gguf"), empty: filepath.Join(dir, "empty.txt"),
-			oneToken: filepath.Join(dir, "one.txt"), text: filepath.Join(dir, "text.txt"),
-			dir: filepath.Join(dir, "adir"), outDir: filepath.Join(dir, "out")}
-		var stdout, stderr bytes.Buffer
-		if err := run(context.Background(), []string{"synth", "--shape", "tiny", "--type", "F32", "-o", h.model, "-t", "2"}, &stdout, &stderr); err != nil {
-			hostileErr = err
-			return
-		}
-		for _, f := range []struct{ path, text string }{
-			{h.empty, ""}, {h.oneToken, "a"}, {h.text, strings.Repeat("Once upon a time there was a dog. ", 40)},
-		} {
-			if hostileErr = os.WriteFile(f.path, []byte(f.text), 0o644); hostileErr != nil {
-				return
-			}
-		}
-		for _, d := range []string{h.dir, h.outDir} {
-			if hostileErr = os.Mkdir(d, 0o755); hostileErr != nil {
-				return
-			}
-		}
-		hostile = h
-	})
-	if hostileErr != nil {
-		t.Fatal(hostileErr)
+	dir := t.TempDir()
+	h := hostileFiles{model: filepath.Join(dir, "tiny.gguf"), empty: filepath.Join(dir, "empty.txt"),
+		oneToken: filepath.Join(dir, "one.txt"), text: filepath.Join(dir, "text.txt"),
+		dir: filepath.Join(dir, "adir"), outDir: filepath.Join(dir, "out")}
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"synth", "--shape", "tiny", "--type", "F32", "-o", h.model, "-t", "2"}, &stdout, &stderr); err != nil {
+		t.Fatal(err)
 	}
-	return hostile
+	for _, f := range []struct{ path, text string }{
+		{h.empty, ""}, {h.oneToken, "a"}, {h.text, strings.Repeat("Once upon a time there was a dog. ", 40)},
+	} {
+		if err := os.WriteFile(f.path, []byte(f.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []string{h.dir, h.outDir} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return h
 }
 
 // TestHostileFlags feeds hostile values to every subcommand through run, as main does,
