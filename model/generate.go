@@ -79,8 +79,11 @@ func perSecond(n int, d time.Duration) float64 {
 // (when not nil) with each; an error from onToken stops generation and is returned.
 // Generation stops after opts.NPredict tokens, at an end-of-generation token, or when
 // the context is full. If ctx is cancelled, Generate returns what it has so far and
-// ctx.Err().
+// ctx.Err(). Sampler options out of range (SamplerOptions.Validate) are an error.
 func Generate(ctx context.Context, m *Model, prompt string, opts GenerateOptions, onToken func(Token) error) (Result, error) {
+	if err := opts.Sampler.Validate(); err != nil {
+		return Result{}, fmt.Errorf("generate: %w", err)
+	}
 	if m.Tokenizer() == nil {
 		return Result{}, errNoTokenizer("generate")
 	}

@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/infergo/infer/internal/testdata"
+	"github.com/infergo/infer/model/gguf"
+	"github.com/infergo/infer/tensor"
 )
 
 // letters is a fake vocabulary: 0 unk, 1 BOS, 2 EOS, then 'a'... from id 3.
@@ -207,5 +211,53 @@ func TestGenerateGreedyReference(t *testing.T) {
 				t.Errorf("stopped by %v", res.Stop)
 			}
 		})
+	}
+}
+
+// tinyVocabFile writes the tiny test model with an 11-token SPM vocabulary, a model
+// Generate can run without the shared test data.
+func tinyVocabFile(t *testing.T) string {
+	t.Helper()
+	w := newTiny(8).writer(t, tensor.F32)
+	w.Set("tokenizer.ggml.model", gguf.Str("llama"))
+	w.Set("tokenizer.ggml.tokens", gguf.Strings([]string{"<unk>", "<s>", "</s>", "▁a", "a", "b", "c", "d", "e", "f", "g"}))
+	w.Set("tokenizer.ggml.scores", gguf.Float32Array(make([]float32, 11)))
+	w.Set("tokenizer.ggml.token_type", gguf.Int32Array([]int32{2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}))
+	path := filepath.Join(t.TempDir(), "tiny-vocab.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestGenerateRejectsBadSampler checks that Generate reports sampler options out of
+// range as an error (min-p 2 used to index out of range) and samples with good ones.
+func TestGenerateRejectsBadSampler(t *testing.T) {
+	m, err := Load(tinyVocabFile(t), Options{Threads: 1, ContextSize: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	nan := float32(math.NaN())
+	for _, tt := range []struct {
+		opts SamplerOptions
+		want string
+	}{
+		{SamplerOptions{Temp: 1, MinP: 2}, "min-p 2"},
+		{SamplerOptions{Temp: 1, MinP: nan}, "min-p NaN"},
+		{SamplerOptions{Temp: nan}, "temperature NaN"},
+		{SamplerOptions{Temp: 1, TopP: -1}, "top-p -1"},
+		{SamplerOptions{Temp: 1, TopK: -5}, "top-k -5"},
+	} {
+		_, err := Generate(context.Background(), m, "abc", GenerateOptions{NPredict: 4, Sampler: tt.opts}, nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%+v: %v, want one line containing %q", tt.opts, err, tt.want)
+		}
+	}
+	opts := DefaultSamplerOptions()
+	opts.Seed = 1
+	res, err := Generate(context.Background(), m, "abc", GenerateOptions{NPredict: 4, Sampler: opts}, nil)
+	if err != nil || len(res.Tokens)+len(res.PromptTokens) == 0 {
+		t.Errorf("default sampler: %+v, %v", res, err)
 	}
 }

@@ -40,12 +40,15 @@ import (
 	"github.com/infergo/infer/split"
 )
 
-// Options configure Load. The zero value runs on the CPU with all cores, the model's
-// training context, batches and micro-batches of 512 and an F16 KV cache (llama.cpp's
-// defaults).
+// Options configure Load. The zero value runs on the CPU with all cores, a context of
+// DefaultContextSize tokens (the model's training context when that is shorter),
+// batches and micro-batches of 512 and an F16 KV cache (llama.cpp's defaults).
 type Options struct {
-	Threads     int // CPU threads; 0 = runtime.NumCPU()
-	ContextSize int // KV cache length in tokens; 0 = the model's training context
+	Threads int // CPU threads; 0 = runtime.NumCPU()
+	// ContextSize is the KV cache length in tokens; 0 = DefaultContextSize, capped to
+	// the model's training context (a 128k-context model does not get a 16 GiB cache
+	// by default). A larger value than the training context is used as given.
+	ContextSize int
 	BatchSize   int // tokens per forward pass for long inputs (-b); 0 = 512
 	// MicroBatch is the most tokens one stage computes at a time (-ub); 0 = 512. A batch
 	// longer than it is cut into micro-batches that flow through the stages as a
@@ -84,13 +87,20 @@ type SplitOptions struct {
 	Plan *split.Plan
 }
 
+// DefaultContextSize is the context Options.ContextSize 0 asks for, llama.cpp's
+// default n_ctx, unless the model's training context is shorter.
+const DefaultContextSize = 4096
+
 // resolve fills in the defaults for a model with config c.
 func (o Options) resolve(c Config) Options {
 	if o.Threads <= 0 {
 		o.Threads = runtime.NumCPU()
 	}
 	if o.ContextSize <= 0 {
-		o.ContextSize = c.NCtxTrain
+		o.ContextSize = DefaultContextSize
+		if c.NCtxTrain > 0 {
+			o.ContextSize = min(o.ContextSize, c.NCtxTrain)
+		}
 	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 512

@@ -71,45 +71,55 @@ func sameBits(a, b []float32) int {
 func TestSplitBitIdentical(t *testing.T) {
 	tiny := newTiny(5).file(t, tensor.F16)
 	prompt := []int32{1, 7, 3, 9, 2, 5, 5, 8, 0, 10, 4, 6, 1, 2, 3, 9, 7, 6, 5, 4, 3}
+	shared := func(name string) func(t *testing.T) string {
+		return func(t *testing.T) string { return testdata.Path(t, name) }
+	}
 	models := []struct {
-		name, path string
-		layers     int
+		name   string
+		path   func(t *testing.T) string // found inside the subtest: the writer-made model needs no test data
+		layers int
 	}{
-		{"writer-made F16", tiny, 2},
-		{"stories260K-F32", testdata.Path(t, "stories260K-F32.gguf"), 5},
-		{"stories260K-Q4_K_M", testdata.Path(t, "stories260K-Q4_K_M.gguf"), 5},
+		{"writer-made F16", func(*testing.T) string { return tiny }, 2},
+		{"stories260K-F32", shared("stories260K-F32.gguf"), 5},
+		{"stories260K-Q4_K_M", shared("stories260K-Q4_K_M.gguf"), 5},
 	}
 	for _, mm := range models {
-		base := Options{Threads: 1, ContextSize: 64, BatchSize: 8, MicroBatch: 8, KVType: KVCacheF32}
-		want, _ := evalSteps(t, mm.path, base, prompt)
-		for _, tt := range []struct {
-			name       string
-			slots, ub  int
-			wantStages int
-		}{
-			{"1 stage, micro-batches of 3", 1, 3, 1},
-			{"2 stages", 2, 8, 2},
-			{"4 stages", 4, 8, min(4, mm.layers+1)},
-			{"4 stages, micro-batches of 3", 4, 3, min(4, mm.layers+1)},
-		} {
-			t.Run(mm.name+"/"+tt.name, func(t *testing.T) {
-				o := base
-				o.Devices, o.Split.Ratios, o.MicroBatch = cpuDevices(t, tt.slots), equal(tt.slots), tt.ub
-				ref := want
-				if tt.ub != base.MicroBatch { // micro-batches compute what batches of their size compute
-					rb := base
-					rb.BatchSize, rb.MicroBatch = tt.ub, tt.ub
-					ref, _ = evalSteps(t, mm.path, rb, prompt)
-				}
-				got, stages := evalSteps(t, mm.path, o, prompt)
-				if stages != tt.wantStages {
-					t.Errorf("%d stages, want %d", stages, tt.wantStages)
-				}
-				if i := sameBits(got, ref); i >= 0 {
-					t.Fatalf("logit %d of %d: %d stages %g, one device %g", i, len(ref), stages, got[i], ref[i])
-				}
-			})
-		}
+		t.Run(mm.name, func(t *testing.T) { splitBitIdentical(t, mm.path(t), mm.layers, prompt) })
+	}
+}
+
+// splitBitIdentical checks that splits of the model at path over CPU slots give the
+// logits of one device bit for bit.
+func splitBitIdentical(t *testing.T, path string, layers int, prompt []int32) {
+	base := Options{Threads: 1, ContextSize: 64, BatchSize: 8, MicroBatch: 8, KVType: KVCacheF32}
+	want, _ := evalSteps(t, path, base, prompt)
+	for _, tt := range []struct {
+		name       string
+		slots, ub  int
+		wantStages int
+	}{
+		{"1 stage, micro-batches of 3", 1, 3, 1},
+		{"2 stages", 2, 8, 2},
+		{"4 stages", 4, 8, min(4, layers+1)},
+		{"4 stages, micro-batches of 3", 4, 3, min(4, layers+1)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := base
+			o.Devices, o.Split.Ratios, o.MicroBatch = cpuDevices(t, tt.slots), equal(tt.slots), tt.ub
+			ref := want
+			if tt.ub != base.MicroBatch { // micro-batches compute what batches of their size compute
+				rb := base
+				rb.BatchSize, rb.MicroBatch = tt.ub, tt.ub
+				ref, _ = evalSteps(t, path, rb, prompt)
+			}
+			got, stages := evalSteps(t, path, o, prompt)
+			if stages != tt.wantStages {
+				t.Errorf("%d stages, want %d", stages, tt.wantStages)
+			}
+			if i := sameBits(got, ref); i >= 0 {
+				t.Fatalf("logit %d of %d: %d stages %g, one device %g", i, len(ref), stages, got[i], ref[i])
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,14 +10,14 @@ import (
 
 // SamplerOptions choose how the next token is picked from a row of logits. The zero
 // value is greedy decoding with every filter off; DefaultSamplerOptions returns
-// llama.cpp's defaults.
+// llama.cpp's defaults. Validate reports values out of range; Generate checks them.
 type SamplerOptions struct {
-	Temp          float32 // temperature; <= 0 picks the argmax (greedy), lowest id on ties
-	TopK          int     // keep the K most likely tokens; 0 keeps all
-	TopP          float32 // keep the smallest set of probability mass >= TopP; off when <= 0 or >= 1
-	MinP          float32 // drop tokens less likely than MinP times the most likely; off when <= 0
-	RepeatPenalty float32 // divide (positive) or multiply (negative) repeated tokens' logits; off at 0 or 1
-	RepeatLastN   int     // how many recent tokens the repeat penalty looks at; 0 turns it off
+	Temp          float32 // temperature, finite; <= 0 picks the argmax (greedy), lowest id on ties
+	TopK          int     // keep the K most likely tokens, K >= 0; 0 keeps all
+	TopP          float32 // in [0, 1]: keep the smallest set of probability mass >= TopP; 0 and 1 are off
+	MinP          float32 // in [0, 1]: drop tokens less likely than MinP times the most likely; 0 is off
+	RepeatPenalty float32 // >= 0, finite: divide (positive) or multiply (negative) repeated tokens' logits; off at 0 or 1
+	RepeatLastN   int     // how many recent tokens the repeat penalty looks at, >= 0; 0 turns it off
 	Seed          uint64  // seeds the PCG generator when NewSampler gets no *rand.Rand
 }
 
@@ -26,14 +27,44 @@ func DefaultSamplerOptions() SamplerOptions {
 	return SamplerOptions{Temp: 0.8, TopK: 40, TopP: 0.95, MinP: 0.05, RepeatPenalty: 1, RepeatLastN: 64}
 }
 
+// Validate reports the first option out of its documented range: a NaN or infinite
+// float, a negative count, a probability outside [0, 1].
+func (o SamplerOptions) Validate() error {
+	finite := func(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+	switch {
+	case !finite(o.Temp):
+		return fmt.Errorf("sampler: temperature %v: want a finite number", o.Temp)
+	case o.TopK < 0:
+		return fmt.Errorf("sampler: top-k %d: want 0 (off) or more", o.TopK)
+	case !finite(o.TopP) || o.TopP < 0 || o.TopP > 1:
+		return fmt.Errorf("sampler: top-p %v: want a probability in [0, 1]", o.TopP)
+	case !finite(o.MinP) || o.MinP < 0 || o.MinP > 1:
+		return fmt.Errorf("sampler: min-p %v: want a probability in [0, 1]", o.MinP)
+	case !finite(o.RepeatPenalty) || o.RepeatPenalty < 0:
+		return fmt.Errorf("sampler: repeat penalty %v: want a finite number >= 0", o.RepeatPenalty)
+	case o.RepeatLastN < 0:
+		return fmt.Errorf("sampler: repeat-last-n %d: want 0 (off) or more", o.RepeatLastN)
+	}
+	return nil
+}
+
 // A Sampler picks tokens from logits with llama.cpp's default chain: repeat penalty,
-// top-k, top-p, min-p, temperature, then a draw from the remaining distribution. A
-// Sampler is not safe for concurrent use.
+// top-k, top-p, min-p, temperature, then a draw from the remaining distribution.
+//
+// It does not sort the vocabulary: top-k selects the K best logits with a heap in one
+// pass, top-p without top-k sorts only as many of the best tokens as its mass needs,
+// and min-p without either keeps the tokens above its threshold in one pass. The
+// candidates and their order, and so the tokens a seed draws, are those of sorting the
+// whole vocabulary (most likely first, lower id on ties) and cutting it.
+//
+// A Sampler never panics on out-of-range options (see SamplerOptions.Validate): it
+// keeps at least the most likely token. It is not safe for concurrent use.
 type Sampler struct {
 	opts SamplerOptions
 	rng  *rand.Rand
-	cand []candidate       // scratch: the surviving tokens, (n_vocab) at most
-	seen map[int32]float32 // scratch: repeat counts of the penalised window
+	cand []candidate        // scratch: the surviving tokens, (n_vocab) at most
+	pen  []float32          // scratch: the logits with the repeat penalty applied
+	seen map[int32]struct{} // scratch: the distinct tokens of the penalised window
 }
 
 // candidate is one token still in the running, with its logit and, after softmax, its
@@ -45,20 +76,24 @@ type candidate struct {
 }
 
 // NewSampler returns a sampler with opts. rng drives the random draw; when it is nil the
-// sampler uses a PCG generator seeded with opts.Seed.
+// sampler uses a PCG generator seeded with opts.Seed. NewSampler does not check opts;
+// call opts.Validate first to report bad ones.
 func NewSampler(opts SamplerOptions, rng *rand.Rand) *Sampler {
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed))
 	}
-	return &Sampler{opts: opts, rng: rng, seen: make(map[int32]float32)}
+	return &Sampler{opts: opts, rng: rng, seen: make(map[int32]struct{})}
 }
 
-// Sample returns the next token for one row of logits (NVocab floats). history is the
-// sequence so far (prompt and generated tokens), used by the repeat penalty. logits are
-// not modified.
+// Sample returns the next token for one row of logits (NVocab floats), or -1 when the
+// row is empty. history is the sequence so far (prompt and generated tokens), used by
+// the repeat penalty. logits are not modified.
 func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 	cand := s.candidates(logits, history)
-	if len(cand) == 1 {
+	switch len(cand) {
+	case 0:
+		return -1
+	case 1:
 		return cand[0].id
 	}
 	u := s.rng.Float64()
@@ -76,24 +111,45 @@ func (s *Sampler) Sample(logits []float32, history []int32) int32 {
 // probabilities (one token with p = 1 when greedy).
 func (s *Sampler) candidates(logits []float32, history []int32) []candidate {
 	s.cand = s.cand[:0]
-	for i, l := range logits {
-		s.cand = append(s.cand, candidate{id: int32(i), logit: l})
-	}
-	s.penalize(history)
-	if s.opts.Temp <= 0 {
-		best := s.cand[0]
-		for _, c := range s.cand[1:] {
-			if c.logit > best.logit {
-				best = c
-			}
-		}
-		best.p = 1
-		s.cand = append(s.cand[:0], best)
+	if len(logits) == 0 {
 		return s.cand
 	}
-	sorted := s.topK()
-	s.topP(sorted)
-	s.minP()
+	src := s.penalize(logits, history)
+	if !(s.opts.Temp > 0) {
+		s.cand = append(s.cand, candidate{id: argmaxLogit(src), p: 1})
+		s.cand[0].logit = src[s.cand[0].id]
+		return s.cand
+	}
+	built := false // s.cand holds the chain's candidates so far
+	if k := s.opts.TopK; k > 0 {
+		s.selectTop(src, min(k, len(src)))
+		built = true
+	}
+	if p := s.opts.TopP; p > 0 && p < 1 {
+		if built {
+			s.topP(p)
+		} else {
+			s.topPAll(src, p)
+			built = true
+		}
+	}
+	if mp := s.opts.MinP; mp > 0 {
+		if !built {
+			s.minPAll(src, mp)
+			built = true
+		} else {
+			s.minP(mp)
+		}
+	}
+	if !built {
+		for i, l := range src {
+			s.cand = append(s.cand, candidate{id: int32(i), logit: l})
+		}
+	}
+	if len(s.cand) == 0 { // min-p above 1, or NaN logits: keep the best token, as llama.cpp keeps one
+		id := argmaxLogit(src)
+		s.cand = append(s.cand, candidate{id: id, logit: src[id]})
+	}
 	for i := range s.cand {
 		s.cand[i].logit /= s.opts.Temp
 	}
@@ -101,30 +157,31 @@ func (s *Sampler) candidates(logits []float32, history []int32) []candidate {
 	return s.cand
 }
 
-// penalize applies the repeat penalty to the tokens among the last RepeatLastN of
-// history, as llama.cpp's penalties sampler does.
-func (s *Sampler) penalize(history []int32) {
+// penalize returns logits with the repeat penalty applied, as llama.cpp's penalties
+// sampler does, to the tokens among the last RepeatLastN of history: a copy when the
+// penalty is on, logits themselves when it is off.
+func (s *Sampler) penalize(logits []float32, history []int32) []float32 {
 	pen := s.opts.RepeatPenalty
 	if s.opts.RepeatLastN <= 0 || pen == 0 || pen == 1 || len(history) == 0 {
-		return
+		return logits
 	}
+	s.pen = append(s.pen[:0], logits...)
 	clear(s.seen)
 	for _, t := range history[max(0, len(history)-s.opts.RepeatLastN):] {
-		s.seen[t]++
-	}
-	for i := range s.cand {
-		if _, ok := s.seen[s.cand[i].id]; !ok {
+		if _, dup := s.seen[t]; dup || t < 0 || int(t) >= len(s.pen) {
 			continue
 		}
-		if s.cand[i].logit <= 0 {
-			s.cand[i].logit *= pen
+		s.seen[t] = struct{}{}
+		if s.pen[t] <= 0 {
+			s.pen[t] *= pen
 		} else {
-			s.cand[i].logit /= pen
+			s.pen[t] /= pen
 		}
 	}
+	return s.pen
 }
 
-// byLogit orders candidates by descending logit, lower id first on ties.
+// byLogit orders candidates by descending logit, lower id first on ties (NaN last).
 func byLogit(a, b candidate) int {
 	if c := cmp.Compare(b.logit, a.logit); c != 0 {
 		return c
@@ -132,26 +189,68 @@ func byLogit(a, b candidate) int {
 	return cmp.Compare(a.id, b.id)
 }
 
-// topK keeps the TopK highest logits and reports whether the candidates are now sorted.
-func (s *Sampler) topK() bool {
-	k := s.opts.TopK
-	if k <= 0 {
-		return false
+// selectTop sets s.cand to the k best of logits in byLogit order: a min-heap of the k
+// best so far, replaced at its root by each logit that beats it, skipping the blocks of
+// logits that cannot (blockAbove). Later ids lose ties, so a logit equal to the root's
+// never enters.
+func (s *Sampler) selectTop(logits []float32, k int) {
+	h := s.cand[:0]
+	for i, l := range logits[:k] {
+		h = append(h, candidate{id: int32(i), logit: l})
 	}
-	slices.SortFunc(s.cand, byLogit)
-	s.cand = s.cand[:min(k, len(s.cand))]
-	return true
+	for i := k/2 - 1; i >= 0; i-- {
+		siftDown(h, i)
+	}
+	thr := h[0].logit
+	for i := k; i < len(logits); {
+		if thr == thr { // a NaN root is beaten by any number: no skipping
+			i = blockAbove(logits, i, thr)
+		}
+		for end := min(i+blockSize, len(logits)); i < end; i++ {
+			if l := logits[i]; beats(l, thr) {
+				h[0] = candidate{id: int32(i), logit: l}
+				siftDown(h, 0)
+				thr = h[0].logit
+			}
+		}
+	}
+	slices.SortFunc(h, byLogit)
+	s.cand = h
 }
 
-// topP keeps the most likely tokens until their probability mass reaches TopP.
-func (s *Sampler) topP(sorted bool) {
-	p := s.opts.TopP
-	if p <= 0 || p >= 1 {
-		return
+// siftDown restores the heap below i, the worst candidate (byLogit) at the root.
+func siftDown(h []candidate, i int) {
+	for {
+		worst, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && worse(h[l], h[worst]) {
+			worst = l
+		}
+		if r < len(h) && worse(h[r], h[worst]) {
+			worst = r
+		}
+		if worst == i {
+			return
+		}
+		h[i], h[worst] = h[worst], h[i]
+		i = worst
 	}
-	if !sorted {
-		slices.SortFunc(s.cand, byLogit)
+}
+
+// worse reports whether a comes after b in byLogit's order: a lower logit (NaN below
+// every number), or the same logit and a higher id.
+func worse(a, b candidate) bool {
+	switch {
+	case a.logit == b.logit:
+		return a.id > b.id
+	case a.logit != a.logit: // NaN
+		return b.logit == b.logit || a.id > b.id
 	}
+	return a.logit < b.logit
+}
+
+// topP keeps the most likely of the sorted candidates until their probability mass
+// reaches p.
+func (s *Sampler) topP(p float32) {
 	softmax(s.cand)
 	var cum float32
 	for i, c := range s.cand {
@@ -163,17 +262,40 @@ func (s *Sampler) topP(sorted bool) {
 	}
 }
 
-// minP drops the tokens whose probability is below MinP times the largest, compared in
-// logit space as llama.cpp does (logit >= max + log(MinP)).
-func (s *Sampler) minP() {
-	if s.opts.MinP <= 0 {
-		return
+// topPAll is topP over the whole vocabulary (top-k off): it selects and sorts the best
+// 64 tokens, then 4 times as many, until their mass reaches p, the probabilities being
+// taken against the whole vocabulary's softmax.
+func (s *Sampler) topPAll(logits []float32, p float32) {
+	maxL := maxLogit(logits)
+	var sum float32
+	for _, l := range logits {
+		sum += float32(math.Exp(float64(l - maxL)))
 	}
+	for n := 64; ; n *= 4 {
+		s.selectTop(logits, min(n, len(logits)))
+		var cum float32
+		for i := range s.cand {
+			s.cand[i].p = float32(math.Exp(float64(s.cand[i].logit-maxL))) / sum
+			cum += s.cand[i].p
+			if cum >= p {
+				s.cand = s.cand[:i+1]
+				return
+			}
+		}
+		if len(s.cand) == len(logits) {
+			return
+		}
+	}
+}
+
+// minP drops the candidates whose probability is below mp times the largest, compared
+// in logit space as llama.cpp does (logit >= max + log(mp)).
+func (s *Sampler) minP(mp float32) {
 	maxL := float32(math.Inf(-1))
 	for _, c := range s.cand {
 		maxL = max(maxL, c.logit)
 	}
-	floor := maxL + float32(math.Log(float64(s.opts.MinP)))
+	floor := maxL + float32(math.Log(float64(mp)))
 	kept := s.cand[:0]
 	for _, c := range s.cand {
 		if c.logit >= floor {
@@ -181,6 +303,13 @@ func (s *Sampler) minP() {
 		}
 	}
 	s.cand = kept
+}
+
+// minPAll is minP over the whole vocabulary (top-k and top-p off): one pass for the
+// maximum, one that keeps the tokens at or above the floor, in id order.
+func (s *Sampler) minPAll(logits []float32, mp float32) {
+	floor := maxLogit(logits) + float32(math.Log(float64(mp)))
+	s.cand = appendAtLeast(s.cand, logits, floor)
 }
 
 // softmax sets each candidate's p from the logits, in float32 as llama.cpp does.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/infergo/infer/backend"
+	"github.com/infergo/infer/backend/cpu"
 	"github.com/infergo/infer/model/gguf"
 	"github.com/infergo/infer/split"
 )
@@ -29,23 +30,66 @@ func (st *stage) free() {
 	st.bufs = nil
 }
 
-// memInfoer is implemented by devices that know their free memory (CUDA).
+// memInfoer is implemented by devices that know their free memory (CUDA, and the CPU
+// for the host's).
 type memInfoer interface {
 	MemInfo() (free, total uint64, err error)
 }
 
+// hostMemory is the Physical name of every CPU slot: they share the host's memory.
+const hostMemory = "host memory"
+
 // planDevice describes d to the planner. Slots with the same name share free memory:
-// two Device values on one GPU (virtual devices) are both named "cuda:0 …".
-func planDevice(d backend.Device) (split.Device, error) {
-	sd := split.Device{Name: d.Name(), Free: split.Unlimited}
+// two Device values on one GPU (virtual devices) are both named "cuda:0 …"; CPU slots
+// share the host's. mapped is the bytes of every weight in the file (see describe).
+func planDevice(d backend.Device, mapped int64) (split.Device, error) {
+	physical := ""
+	if _, ok := d.(*cpu.Device); ok {
+		physical = hostMemory
+	}
+	var memInfo func() (free, total uint64, err error)
 	if mi, ok := d.(memInfoer); ok {
-		free, _, err := mi.MemInfo()
-		if err != nil {
-			return sd, fmt.Errorf("free memory of %s: %w", d.Name(), err)
-		}
-		sd.Free = int64(free)
+		memInfo = mi.MemInfo
+	}
+	return describe(d.Name(), physical, memInfo, mapped)
+}
+
+// cpuPlanDevice describes the CPU device Load makes for the layers it does not offload.
+func cpuPlanDevice(threads int, mapped int64) (split.Device, error) {
+	return describe(fmt.Sprintf("cpu (%d threads)", threads), hostMemory, cpu.HostMemory, mapped)
+}
+
+// describe is a device slot with the free memory memInfo reports (unbounded when
+// memInfo is nil or reports errors.ErrUnsupported). A slot of the host's memory uses
+// weights in place from the mapped file: they take page cache, not new allocations, so
+// its free memory gets mapped on top and only its KV cache and scratch count against
+// the memory the host has available.
+func describe(name, physical string, memInfo func() (free, total uint64, err error), mapped int64) (split.Device, error) {
+	sd := split.Device{Name: name, Physical: physical, Free: split.Unlimited}
+	if memInfo == nil {
+		return sd, nil
+	}
+	free, _, err := memInfo()
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return sd, nil
+	case err != nil:
+		return sd, fmt.Errorf("free memory of %s: %w", name, err)
+	}
+	sd.Free = int64(min(free, uint64(split.Unlimited)))
+	if physical == hostMemory {
+		sd.Free += mapped
 	}
 	return sd, nil
+}
+
+// mappedBytes is the size of every tensor of f: what a CPU device maps in place.
+func mappedBytes(f *gguf.File) int64 {
+	var n int64
+	for _, ti := range f.Tensors {
+		n += int64(ti.Bytes())
+	}
+	return n
 }
 
 // sizes are the bytes each part of a model of config c in file f needs with options o,
@@ -94,15 +138,23 @@ func makePlan(f *gguf.File, c Config, o Options) (*split.Plan, error) {
 	if o.Split.Plan != nil {
 		return o.Split.Plan, checkPlan(o.Split.Plan, c.NLayer, len(o.Devices))
 	}
+	if o.ContextSize > maxContext {
+		return nil, fmt.Errorf("context of %d tokens: at most %d", o.ContextSize, maxContext)
+	}
+	mapped := mappedBytes(f)
 	devs := make([]split.Device, 0, len(o.Devices))
 	for _, d := range o.Devices {
-		sd, err := planDevice(d)
+		sd, err := planDevice(d, mapped)
 		if err != nil {
 			return nil, err
 		}
 		devs = append(devs, sd)
 	}
-	cpuDev := split.Device{Name: fmt.Sprintf("cpu (%d threads)", o.Threads), Free: split.Unlimited}
+	cpuDev, err := cpuPlanDevice(o.Threads, mapped)
+	if err != nil {
+		return nil, err
+	}
+	sameFree(devs, &cpuDev)
 	so := split.Options{Ratios: o.Split.Ratios, GPULayers: o.Split.GPULayers}
 	switch {
 	case len(devs) == 0:
@@ -112,9 +164,69 @@ func makePlan(f *gguf.File, c Config, o Options) (*split.Plan, error) {
 	}
 	p, err := split.Make(sizes(f, c, o), devs, so)
 	if err != nil {
-		return nil, doesNotFit(err)
+		return nil, planFitError(p, mapped, err)
 	}
 	return p, checkPlan(p, c.NLayer, len(o.Devices))
+}
+
+// maxContext bounds Options.ContextSize, as llama.cpp's 32-bit n_ctx does; the KV cache
+// sizes the planner computes from it cannot overflow.
+const maxContext = 1<<31 - 1
+
+// sameFree gives every slot of one physical device the free memory of the first, and
+// the CPU that of the host's slots, so that memory sampled twice cannot split a model
+// unevenly over equal slots.
+func sameFree(devs []split.Device, cpu *split.Device) {
+	first := map[string]int64{}
+	for i := range devs {
+		p := devs[i].Physical
+		if p == "" {
+			p = devs[i].Name
+		}
+		if f, ok := first[p]; ok {
+			devs[i].Free = f
+		} else {
+			first[p] = devs[i].Free
+		}
+	}
+	if f, ok := first[hostMemory]; ok {
+		cpu.Free = f
+	}
+}
+
+// planFitError returns split.Make's error, marked as ErrDoesNotFit when plan p puts
+// more on a device than it has free; for the host, the message counts the memory that
+// must be allocated (KV cache and scratch) against the memory available (the slot's
+// free memory less mapped, see describe).
+func planFitError(p *split.Plan, mapped int64, err error) error {
+	if p == nil {
+		return doesNotFit(err)
+	}
+	for _, s := range p.Stages {
+		if s.FreeAfter >= 0 {
+			continue
+		}
+		if s.Device.Physical == hostMemory {
+			var kv, scratch int64
+			for _, h := range p.Stages {
+				if h.Device.Physical == hostMemory {
+					kv, scratch = kv+h.KV, scratch+h.Scratch
+				}
+			}
+			return fitError{fmt.Errorf("does not fit in host memory: the CPU's KV cache (%s) and scratch (%s) need %s more than the %s available",
+				gibString(kv), gibString(scratch), gibString(-s.FreeAfter), gibString(s.Device.Free-mapped))}
+		}
+		return fitError{err}
+	}
+	return doesNotFit(err)
+}
+
+// gibString formats n bytes in GiB (MiB below 1 GiB).
+func gibString(n int64) string {
+	if n < 1<<30 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
 }
 
 // checkPlan reports a plan that does not cover layers [0, nLayer) in order with slots

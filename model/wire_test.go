@@ -74,52 +74,65 @@ const (
 
 func TestF16Wire(t *testing.T) {
 	prompt := []int32{1, 7, 3, 9, 2, 5, 5, 8, 0, 10, 4, 6, 1, 2, 3, 9, 7, 6, 5, 4, 3}
+	tiny := newTiny(5).file(t, tensor.F16)
 	models := []struct {
-		name, path string
+		name, file string // file "" is the writer-made model, which needs no test data
 		tol        float64
 	}{
-		{"writer-made F16", newTiny(5).file(t, tensor.F16), wireTolFloat},
-		{"stories260K-F32", testdata.Path(t, "stories260K-F32.gguf"), wireTolFloat},
-		{"stories260K-Q8_0", testdata.Path(t, "stories260K-Q8_0.gguf"), wireTolQuantized},
-		{"stories260K-Q4_K_M", testdata.Path(t, "stories260K-Q4_K_M.gguf"), wireTolQuantized},
+		{"writer-made F16", "", wireTolFloat},
+		{"stories260K-F32", "stories260K-F32.gguf", wireTolFloat},
+		{"stories260K-Q8_0", "stories260K-Q8_0.gguf", wireTolQuantized},
+		{"stories260K-Q4_K_M", "stories260K-Q4_K_M.gguf", wireTolQuantized},
 	}
 	for _, mm := range models {
-		worst, differs := 0.0, false
-		for _, tt := range []struct {
-			name      string
-			slots, ub int
-			wire      WireFormat
-			exact     bool
-		}{
-			{"1 stage, f16 wire ignored", 1, 8, WireF16, true},
-			{"2 stages, f32 wire", 2, 8, WireF32, true},
-			{"2 stages, f16 wire", 2, 8, WireF16, false},
-			{"4 stages, f16 wire", 4, 8, WireF16, false},
-			{"4 stages, f16 wire, micro-batches of 3", 4, 3, WireF16, false},
-		} {
-			// One device with batches of the micro-batch size computes the same rows.
-			base := Options{Threads: 1, ContextSize: 64, BatchSize: tt.ub, MicroBatch: tt.ub, KVType: KVCacheF32}
-			want, _ := evalSteps(t, mm.path, base, prompt)
-			o := base
-			o.BatchSize, o.Devices, o.Split.Ratios, o.Wire = 8, cpuDevices(t, tt.slots), equal(tt.slots), tt.wire
-			got, stages := evalSteps(t, mm.path, o, prompt)
-			d, at := maxAbsDiff(got, want)
-			switch {
-			case len(got) != len(want):
-				t.Fatalf("%s/%s: %d logits, want %d", mm.name, tt.name, len(got), len(want))
-			case tt.exact && sameBits(got, want) >= 0:
-				t.Errorf("%s/%s: max |diff| %g at %d, want bit-identical", mm.name, tt.name, d, at)
-			case !tt.exact && !(d < mm.tol):
-				t.Errorf("%s/%s (%d stages): max |diff| %g at %d, want < %g", mm.name, tt.name, stages, d, at, mm.tol)
+		t.Run(mm.name, func(t *testing.T) {
+			path := tiny
+			if mm.file != "" {
+				path = testdata.Path(t, mm.file)
 			}
-			if !tt.exact {
-				worst, differs = max(worst, d), differs || sameBits(got, want) >= 0
-			}
+			f16WireSplits(t, mm.name, path, mm.tol, prompt)
+		})
+	}
+}
+
+// f16WireSplits compares the splits of the model at path, on the f32 and f16 wires,
+// with one device: bit-identical on the f32 wire, within tol on the f16 wire.
+func f16WireSplits(t *testing.T, name, path string, tol float64, prompt []int32) {
+	worst, differs := 0.0, false
+	for _, tt := range []struct {
+		name      string
+		slots, ub int
+		wire      WireFormat
+		exact     bool
+	}{
+		{"1 stage, f16 wire ignored", 1, 8, WireF16, true},
+		{"2 stages, f32 wire", 2, 8, WireF32, true},
+		{"2 stages, f16 wire", 2, 8, WireF16, false},
+		{"4 stages, f16 wire", 4, 8, WireF16, false},
+		{"4 stages, f16 wire, micro-batches of 3", 4, 3, WireF16, false},
+	} {
+		// One device with batches of the micro-batch size computes the same rows.
+		base := Options{Threads: 1, ContextSize: 64, BatchSize: tt.ub, MicroBatch: tt.ub, KVType: KVCacheF32}
+		want, _ := evalSteps(t, path, base, prompt)
+		o := base
+		o.BatchSize, o.Devices, o.Split.Ratios, o.Wire = 8, cpuDevices(t, tt.slots), equal(tt.slots), tt.wire
+		got, stages := evalSteps(t, path, o, prompt)
+		d, at := maxAbsDiff(got, want)
+		switch {
+		case len(got) != len(want):
+			t.Fatalf("%s/%s: %d logits, want %d", name, tt.name, len(got), len(want))
+		case tt.exact && sameBits(got, want) >= 0:
+			t.Errorf("%s/%s: max |diff| %g at %d, want bit-identical", name, tt.name, d, at)
+		case !tt.exact && !(d < tol):
+			t.Errorf("%s/%s (%d stages): max |diff| %g at %d, want < %g", name, tt.name, stages, d, at, tol)
 		}
-		t.Logf("%s: f16 wire, max |logit diff| vs one device %.3g (tolerance %g)", mm.name, worst, mm.tol)
-		if !differs {
-			t.Errorf("%s: every f16-wire split is bit-identical to one device: is the option active?", mm.name)
+		if !tt.exact {
+			worst, differs = max(worst, d), differs || sameBits(got, want) >= 0
 		}
+	}
+	t.Logf("%s: f16 wire, max |logit diff| vs one device %.3g (tolerance %g)", name, worst, tol)
+	if !differs {
+		t.Errorf("%s: every f16-wire split is bit-identical to one device: is the option active?", name)
 	}
 }
 

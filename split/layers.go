@@ -11,6 +11,7 @@ package split
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -64,13 +65,16 @@ func cumulative(weight []float64) ([]float64, error) {
 	}
 	var total float64
 	for i, w := range weight {
-		if w < 0 || w != w {
+		if w < 0 || w != w || math.IsInf(w, 1) {
 			return nil, fmt.Errorf("split: weight %d is %v", i, w)
 		}
 		total += w
 	}
 	if total == 0 {
 		return nil, errors.New("split: every device has weight 0")
+	}
+	if math.IsInf(total, 1) {
+		return nil, fmt.Errorf("split: weights %v sum past the largest float64", weight)
 	}
 	cum := make([]float64, len(weight))
 	var run float64

@@ -22,37 +22,45 @@ const inspectMaxString = 80
 // value; long arrays and strings abbreviated) and the tensor table with totals, as text
 // or, with --json, as one JSON object holding every value in full.
 func cmdInspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	path, asJSON, help, err := parseInspect(args, stderr)
+	if help || err != nil {
+		return err
+	}
+	f, err := gguf.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(inspectJSON(f))
+	}
+	return printInspect(stdout, path, f)
+}
+
+// parseInspect parses inspect's command line: the file and --json.
+func parseInspect(args []string, stderr io.Writer) (path string, asJSON, help bool, err error) {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print one JSON object with every metadata value in full")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object with every metadata value in full")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: infer inspect [--json] FILE\n\nPrint a GGUF file's version, metadata and tensor table.")
 		fs.PrintDefaults()
 	}
 	pos, help, err := parseArgs(fs, args)
 	if help || err != nil {
-		return err
+		return "", false, help, err
 	}
 	if len(pos) != 1 {
-		fs.Usage()
-		return usageError{fmt.Errorf("inspect: want one FILE, got %d arguments", len(pos))}
+		return "", false, false, usageError{fmt.Errorf("inspect: want one FILE, got %d arguments (see infer inspect -h)", len(pos))}
 	}
-	f, err := gguf.Open(pos[0])
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if *asJSON {
-		return json.NewEncoder(stdout).Encode(inspectJSON(f))
-	}
-	return printInspect(stdout, pos[0], f)
+	return pos[0], asJSON, false, nil
 }
 
 // parseArgs parses flags given before, between or after the positional arguments, and
 // returns the positional ones. help is true when -h was asked for.
 func parseArgs(fs *flag.FlagSet, args []string) (pos []string, help bool, err error) {
 	for {
-		err := fs.Parse(args)
+		err := parseQuietly(fs, args)
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, true, nil
 		}

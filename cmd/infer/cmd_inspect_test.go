@@ -108,7 +108,7 @@ func TestInspectErrors(t *testing.T) {
 		{[]string{"a", "b"}, true, "got 2"},
 		{[]string{"--bogus", "a"}, true, "bogus"},
 		{[]string{filepath.Join(t.TempDir(), "none.gguf")}, false, "no such file"},
-		{[]string{inspectFixture(t)[:0] + "/dev/null"}, false, "truncated"},
+		{[]string{inspectFixture(t)[:0] + "/dev/null"}, false, "is a device, not a GGUF file"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

@@ -61,12 +61,12 @@ func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 // scorePerplexity reads the text file and prints m's perplexity on it.
 func scorePerplexity(ctx context.Context, m *model.Model, file string, mf *modelFlags, chunks int, stdout, stderr io.Writer) error {
-	text, err := os.ReadFile(file)
+	text, err := readText("perplexity", file)
 	if err != nil {
-		return fmt.Errorf("perplexity: %w", err)
+		return err
 	}
 	opts := model.PerplexityOptions{Ctx: mf.ctx, Batch: mf.batch, Chunks: chunks}
-	res, err := model.Perplexity(ctx, m, string(text), opts, func(c model.ChunkResult) {
+	res, err := model.Perplexity(ctx, m, text, opts, func(c model.ChunkResult) {
 		printChunk(stdout, stderr, c)
 	})
 	if err != nil {

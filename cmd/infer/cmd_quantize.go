@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -99,26 +97,41 @@ func layerOf(name string) int {
 
 // cmdQuantize implements 'infer quantize IN OUT TYPE'.
 func cmdQuantize(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	threads := fs.Int("t", 0, "`threads` quantizing rows in parallel (0 = all cores)")
-	fs.Usage = func() { quantizeUsage(stderr, fs) }
-	pos, help, err := parseArgs(fs, args)
+	q, help, err := parseQuantize(args, stderr)
 	if help || err != nil {
 		return err
 	}
-	if len(pos) != 3 || *threads < 0 {
-		fs.Usage()
-		return usageError{fmt.Errorf("quantize: want IN OUT TYPE and -t >= 0, got %q -t %d", pos, *threads)}
+	return quantizeFile(ctx, q.in, q.out, q.ft, q.threads, stdout)
+}
+
+// quantizeArgs is the parsed command line of 'infer quantize'.
+type quantizeArgs struct {
+	in, out string
+	ft      synth.FileType
+	threads int
+}
+
+// parseQuantize parses and checks quantize's command line, without touching a file.
+func parseQuantize(args []string, stderr io.Writer) (q quantizeArgs, help bool, err error) {
+	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Func("t", "`threads` quantizing rows in parallel (0 = all cores)", intFlag(&q.threads, 0, maxThreads))
+	fs.Usage = func() { quantizeUsage(stderr, fs) }
+	pos, help, err := parseArgs(fs, args)
+	if help || err != nil {
+		return q, help, err
 	}
-	ft, err := parseFtype(pos[2])
-	if err != nil {
-		return usageError{fmt.Errorf("quantize: %w", err)}
+	if len(pos) != 3 {
+		return q, false, usageError{fmt.Errorf("quantize: want IN OUT TYPE, got %q (see infer quantize -h)", pos)}
 	}
-	if *threads == 0 {
-		*threads = runtime.GOMAXPROCS(0)
+	if q.ft, err = parseFtype(pos[2]); err != nil {
+		return q, false, usageError{fmt.Errorf("quantize: %w", err)}
 	}
-	return quantizeFile(ctx, pos[0], pos[1], ft, *threads, stdout)
+	if q.threads == 0 {
+		q.threads = runtime.GOMAXPROCS(0)
+	}
+	q.in, q.out = pos[0], pos[1]
+	return q, false, nil
 }
 
 func quantizeUsage(w io.Writer, fs *flag.FlagSet) {
@@ -174,24 +187,15 @@ func quantizeFile(ctx context.Context, in, out string, ft synth.FileType, thread
 	return err
 }
 
-// writeAtomic writes w to a temporary file beside path and renames it into place, so a
-// failed run leaves no partial output and path may even be the input file.
+// writeAtomic writes w to path with gguf.Writer.WriteFile (a temporary file beside
+// path renamed into place, so a failed run leaves no partial output and path may even
+// be the input file) and returns the bytes written.
 func writeAtomic(w *gguf.Writer, path string) (int64, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	n, err := w.Size()
 	if err != nil {
 		return 0, err
 	}
-	n, err := w.WriteTo(tmp)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
-	return n, err
+	return n, w.WriteFile(path)
 }
 
 // converter produces one tensor of the output file from the input.

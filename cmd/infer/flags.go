@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -51,7 +53,7 @@ type modelDefaults struct {
 func addModelFlags(fs *flag.FlagSet, d modelDefaults) *modelFlags {
 	f := &modelFlags{}
 	fs.StringVar(&f.path, "m", "", "GGUF model `file` (required)")
-	fs.IntVar(&f.ctx, "c", d.Ctx, "context size in `tokens` (0 = the model's training context)")
+	fs.IntVar(&f.ctx, "c", d.Ctx, fmt.Sprintf("context size in `tokens` (0 = %d, or the model's training context when shorter)", model.DefaultContextSize))
 	fs.IntVar(&f.batch, "b", d.Batch, "batch size in `tokens` for prompt evaluation")
 	fs.IntVar(&f.threads, "t", 0, "CPU `threads` (0 = all cores)")
 	fs.StringVar(&f.ctk, "ctk", "f16", "KV cache `type` for K: f16 or f32")
@@ -143,6 +145,8 @@ func (g *gpuFlags) check() error {
 	switch {
 	case g.ngl < 0 || g.mg < 0 || g.ub < 0:
 		return usageError{fmt.Errorf("-ngl %d -mg %d -ub %d: must not be negative", g.ngl, g.mg, g.ub)}
+	case g.ub > maxTokens:
+		return usageError{fmt.Errorf("-ub %d: at most %d tokens", g.ub, maxTokens)}
 	case g.sm != "" && g.sm != "none" && g.sm != "layer":
 		return usageError{fmt.Errorf("-sm %q: want none or layer", g.sm)}
 	case g.peer != "" && g.peer != "auto" && g.peer != "on" && g.peer != "off":
@@ -157,21 +161,25 @@ func (g *gpuFlags) check() error {
 	return nil
 }
 
-// parseRatios parses -ts: non-negative numbers separated by '/' or ','; "" is nil.
+// parseRatios parses -ts: finite non-negative numbers separated by '/' or ',', not all
+// zero, whose sum is finite; "" is nil.
 func parseRatios(s string) ([]float64, error) {
 	if s == "" {
 		return nil, nil
 	}
+	bad := usageError{fmt.Errorf("-ts %q: want ratios like 3/1 (finite, not negative, not all 0)", s)}
 	var out []float64
+	var sum float64
 	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == '/' || r == ',' }) {
 		v, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-		if err != nil || v < 0 || v != v {
-			return nil, usageError{fmt.Errorf("-ts %q: want ratios like 3/1", s)}
+		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, bad
 		}
 		out = append(out, v)
+		sum += v
 	}
-	if len(out) == 0 {
-		return nil, usageError{fmt.Errorf("-ts %q: want ratios like 3/1", s)}
+	if len(out) == 0 || sum == 0 || math.IsInf(sum, 0) {
+		return nil, bad
 	}
 	return out, nil
 }
@@ -201,6 +209,9 @@ func (f *modelFlags) options(logw io.Writer) (model.Options, error) {
 	if f.ctx < 0 || f.batch < 0 || f.threads < 0 {
 		return model.Options{}, usageError{fmt.Errorf("-c %d -b %d -t %d: must not be negative", f.ctx, f.batch, f.threads)}
 	}
+	if err := checkCounts(f.ctx, f.batch, f.threads); err != nil {
+		return model.Options{}, err
+	}
 	if err := f.gpu.check(); err != nil {
 		return model.Options{}, err
 	}
@@ -223,6 +234,37 @@ func (f *modelFlags) options(logw io.Writer) (model.Options, error) {
 	return opts, nil
 }
 
+// Upper bounds of the counts the flags take: llama.cpp's n_ctx and n_batch are 32-bit,
+// and every thread is a goroutine of the CPU device's pool.
+const (
+	maxTokens  = 1<<31 - 1
+	maxThreads = 4096
+)
+
+// checkCounts rejects a context, batch or thread count beyond maxTokens or maxThreads.
+func checkCounts(ctx, batch, threads int) error {
+	if ctx > maxTokens || batch > maxTokens {
+		return usageError{fmt.Errorf("-c %d -b %d: at most %d tokens", ctx, batch, maxTokens)}
+	}
+	if threads > maxThreads {
+		return usageError{fmt.Errorf("-t %d: at most %d threads", threads, maxThreads)}
+	}
+	return nil
+}
+
+// readText reads the text file a command scores (-f); an empty file is an error, not
+// a run that scores nothing.
+func readText(cmd, path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", cmd, err)
+	}
+	if len(b) == 0 {
+		return "", fmt.Errorf("%s: -f %s: the file is empty, there is nothing to score", cmd, path)
+	}
+	return string(b), nil
+}
+
 // kvType parses a KV cache type flag.
 func kvType(name, s string) (model.KVCacheType, error) {
 	t, err := model.ParseKVCacheType(s)
@@ -233,9 +275,9 @@ func kvType(name, s string) (model.KVCacheType, error) {
 }
 
 // parseFlags parses args with fs, turning flag errors into usage errors and -h into a
-// nil error with help reported.
+// nil error with help reported (and printed).
 func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
-	err = fs.Parse(args)
+	err = parseQuietly(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return true, nil
 	}
@@ -246,4 +288,57 @@ func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
 		return false, usageError{fmt.Errorf("%s: unexpected arguments %q", fs.Name(), fs.Args())}
 	}
 	return false, nil
+}
+
+// parseQuietly parses args with fs without letting the flag package print: a bad
+// flag becomes the one line main prints, not a line and the whole usage. -h still
+// prints the usage.
+func parseQuietly(fs *flag.FlagSet, args []string) error {
+	out, usage := fs.Output(), fs.Usage
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	fs.Usage = usage
+	if errors.Is(err, flag.ErrHelp) && usage != nil {
+		usage()
+	}
+	return err
+}
+
+// floatFlag returns a flag.Func setter for a float32 that must be finite and within
+// [lo, hi], naming the range in its error.
+func floatFlag(p *float32, lo, hi float64) func(string) error {
+	return func(s string) error {
+		v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		switch {
+		case err != nil && !errors.Is(err, strconv.ErrRange):
+			return fmt.Errorf("%q is not a number", s)
+		case math.IsNaN(v) || math.IsInf(v, 0) || v < lo || v > hi || math.Abs(v) > math.MaxFloat32:
+			if math.IsInf(hi, 1) {
+				return fmt.Errorf("want a finite number >= %g", lo)
+			}
+			if math.IsInf(lo, -1) {
+				return errors.New("want a finite number")
+			}
+			return fmt.Errorf("want a number from %g to %g", lo, hi)
+		}
+		*p = float32(v)
+		return nil
+	}
+}
+
+// intFlag returns a flag.Func setter for an int that must be within [lo, hi].
+func intFlag(p *int, lo, hi int) func(string) error {
+	return func(s string) error {
+		v, err := strconv.ParseInt(strings.TrimSpace(s), 0, strconv.IntSize)
+		switch {
+		case err != nil && !errors.Is(err, strconv.ErrRange):
+			return fmt.Errorf("%q is not an integer", s)
+		case err != nil || v < int64(lo) || v > int64(hi):
+			return fmt.Errorf("want an integer from %d to %d", lo, hi)
+		}
+		*p = int(v)
+		return nil
+	}
 }

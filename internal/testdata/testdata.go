@@ -1,41 +1,74 @@
 // Package testdata finds the shared conformance data (small GGUF models and llama.cpp's
 // reference outputs) for tests. It looks in $INFER_TESTDATA, else in ../shared/testdata
 // beside the module root, and skips the calling test when neither exists.
+//
+// With INFER_REQUIRE_TESTDATA=1 (set by .ci/run) missing data fails the calling test
+// instead of skipping it, so a CI run cannot pass with the comparisons against
+// llama.cpp skipped. This package is the one place tests find data; a test that needs
+// none must not call it.
 package testdata
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-// Dir returns the test data directory, or skips t when it is absent.
+// RequireEnv is the environment variable that turns missing test data from a skip into
+// a failure when set to 1.
+const RequireEnv = "INFER_REQUIRE_TESTDATA"
+
+// Required reports whether missing test data fails tests (INFER_REQUIRE_TESTDATA=1).
+func Required() bool { return os.Getenv(RequireEnv) == "1" }
+
+// Missing stops t because test data is absent: it skips t, or fails it when Required.
+// Tests that find data by other means than Dir and Path call it instead of t.Skip.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if Required() {
+		t.Fatalf("%s (%s=1: missing test data fails the run)", msg, RequireEnv)
+	}
+	t.Skip(msg + "; skipping conformance test")
+}
+
+// Dir returns the test data directory, or stops t (see Missing) when it is absent.
 func Dir(t testing.TB) string {
 	t.Helper()
+	d, err := dir()
+	if err != nil {
+		Missing(t, "%v", err)
+	}
+	return d
+}
+
+// dir finds the test data directory.
+func dir() (string, error) {
 	if d := os.Getenv("INFER_TESTDATA"); d != "" {
-		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			return d
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return "", fmt.Errorf("INFER_TESTDATA=%s: not a directory", d)
 		}
-		t.Skipf("INFER_TESTDATA=%s: not a directory; skipping conformance test", d)
+		return d, nil
 	}
 	if root, ok := moduleRoot(); ok {
 		d := filepath.Join(root, "..", "shared", "testdata")
 		if st, err := os.Stat(d); err == nil && st.IsDir() {
-			return d
+			return d, nil
 		}
 	}
-	t.Skip("no test data: set INFER_TESTDATA or place ../shared/testdata beside the module; skipping conformance test")
-	return ""
+	return "", errors.New("no test data: set INFER_TESTDATA or place ../shared/testdata beside the module")
 }
 
-// Path returns the path of a file in the test data directory, skipping t when the file
-// is absent.
+// Path returns the path of a file in the test data directory, or stops t (see
+// Missing) when the file is absent.
 func Path(t testing.TB, name string) string {
 	t.Helper()
 	p := filepath.Join(Dir(t), name)
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("test data %s absent: %v", name, err)
+		Missing(t, "test data %s absent: %v", name, err)
 	}
 	return p
 }
@@ -127,7 +160,8 @@ type Perplexity struct {
 	Running  []float64 `json:"running_ppl_per_chunk"`
 }
 
-// LoadReference reads reference.json, skipping t when the test data is absent.
+// LoadReference reads reference.json, stopping t (see Missing) when the test data is
+// absent.
 func LoadReference(t testing.TB) *Reference {
 	t.Helper()
 	b, err := os.ReadFile(Path(t, "reference.json"))

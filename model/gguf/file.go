@@ -29,6 +29,11 @@ type KV struct {
 // Open maps the file at path read-only and parses it. Tensor data handed out by
 // TensorData are slices of the mapping, valid until Close.
 func Open(path string) (*File, error) {
+	if st, err := os.Stat(path); err == nil { // before opening: opening a pipe blocks
+		if err := checkFile(path, st); err != nil {
+			return nil, err
+		}
+	}
 	fd, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
@@ -38,10 +43,12 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
+	if err := checkFile(path, st); err != nil { // the file may have changed since
+		return nil, err
+	}
 	size := st.Size()
-	if size == 0 || int64(int(size)) != size {
-		f, err := Parse(nil) // reports the empty file as truncated
-		return f, fmt.Errorf("%s: %w", path, err)
+	if int64(int(size)) != size {
+		return nil, fmt.Errorf("gguf: %s: %d bytes do not fit in this process's address space", path, size)
 	}
 	data, err := syscall.Mmap(int(fd.Fd()), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
 	if err != nil {
@@ -55,6 +62,40 @@ func Open(path string) (*File, error) {
 	f.mapped = true
 	return f, nil
 }
+
+// checkFile rejects, in one line, what Open cannot map as a GGUF file: a directory, a
+// device or pipe (/dev/null), an empty file (an ErrFormat).
+func checkFile(path string, st os.FileInfo) error {
+	switch {
+	case st.IsDir():
+		return &notGGUF{fmt.Sprintf("gguf: %s is a directory, not a GGUF file", path), false}
+	case !st.Mode().IsRegular():
+		kind := "not a regular file"
+		switch m := st.Mode(); {
+		case m&os.ModeDevice != 0:
+			kind = "a device"
+		case m&os.ModeNamedPipe != 0:
+			kind = "a pipe"
+		case m&os.ModeSocket != 0:
+			kind = "a socket"
+		}
+		return &notGGUF{fmt.Sprintf("gguf: %s is %s, not a GGUF file", path, kind), false}
+	case st.Size() == 0:
+		return &notGGUF{fmt.Sprintf("gguf: %s is empty (0 bytes), not a GGUF file", path), true}
+	}
+	return nil
+}
+
+// notGGUF is Open's error for a path that is not a GGUF file at all.
+type notGGUF struct {
+	msg    string
+	format bool // a file, but not GGUF: matches ErrFormat
+}
+
+func (e *notGGUF) Error() string { return e.msg }
+
+// Is reports whether target is ErrFormat, for an empty file.
+func (e *notGGUF) Is(target error) bool { return e.format && target == ErrFormat }
 
 // Close releases the mapping made by Open; tensor data must not be used afterwards.
 // It does nothing for a File made by Parse.
@@ -72,6 +113,14 @@ func (f *File) Close() error {
 
 // Size returns the size of the file in bytes.
 func (f *File) Size() int64 { return int64(len(f.data)) }
+
+// MetadataPadded reports whether the metadata and tensor infos are followed by zero
+// padding to the alignment: always true for a file with tensors; for a file without
+// (a vocabulary-only file), whether the writer padded it (see
+// Writer.SetMetadataPadding). A copy keeps the layout when it passes this on.
+func (f *File) MetadataPadded() bool {
+	return len(f.Tensors) > 0 || int64(len(f.data)) >= pad(f.DataOffset, int64(f.Alignment))
+}
 
 // Value returns the value of key.
 func (f *File) Value(key string) (Value, bool) {

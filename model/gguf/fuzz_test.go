@@ -66,6 +66,7 @@ func FuzzOpen(f *testing.F) {
 // rewrite writes f's metadata and tensors with a Writer.
 func rewrite(t *testing.T, f *File) []byte {
 	w := NewWriter()
+	w.SetMetadataPadding(f.MetadataPadded())
 	for _, kv := range f.KV {
 		w.Set(kv.Key, kv.Value)
 	}

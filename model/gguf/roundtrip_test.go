@@ -200,3 +200,46 @@ func TestVersion2(t *testing.T) {
 	}
 	checkRoundTripTensors(t, f)
 }
+
+// TestTensorlessPadding checks how a file without tensors ends: padded to the alignment
+// by default (llama.cpp's gguf_write_to_file, gguf-py's write_tensors_to_file), cut
+// after the metadata with SetMetadataPadding(false) (gguf-py's --vocab-only write),
+// and that MetadataPadded tells the two apart so a rewrite keeps the layout.
+func TestTensorlessPadding(t *testing.T) {
+	for _, align := range []uint32{0, 32, 64} {
+		for _, padded := range []bool{true, false} {
+			w := NewWriter()
+			if align != 0 {
+				w.Set("general.alignment", Uint32(align))
+			}
+			w.Set("tokenizer.ggml.model", Str("gpt2")) // 50 bytes of metadata so far, never aligned
+			if !padded {
+				w.SetMetadataPadding(false)
+			}
+			var buf bytes.Buffer
+			if _, err := w.WriteTo(&buf); err != nil {
+				t.Fatal(err)
+			}
+			f, err := Parse(buf.Bytes())
+			if err != nil {
+				t.Fatalf("align %d padded %v: %v", align, padded, err)
+			}
+			a := int64(max(align, DefaultAlignment))
+			end := f.DataOffset // the end of the metadata for a tensor-less file
+			if end%a == 0 {
+				t.Fatalf("align %d: metadata ends aligned at %d; the test needs an unaligned end", align, end)
+			}
+			want := end
+			if padded {
+				want = pad(end, a)
+			}
+			if int64(buf.Len()) != want || f.MetadataPadded() != padded {
+				t.Errorf("align %d padded %v: %d bytes (metadata ends at %d), MetadataPadded %v; want %d bytes",
+					align, padded, buf.Len(), end, f.MetadataPadded(), want)
+			}
+			if again := rewrite(t, f); !bytes.Equal(again, buf.Bytes()) {
+				t.Errorf("align %d padded %v: rewrite gives %d bytes, want %d", align, padded, len(again), buf.Len())
+			}
+		}
+	}
+}

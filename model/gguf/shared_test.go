@@ -10,14 +10,15 @@ import (
 	"github.com/infergo/infer/internal/testdata"
 )
 
-// sharedFiles lists every .gguf in the shared test data, skipping t when it is absent.
+// sharedFiles lists every .gguf in the shared test data, stopping t (testdata.Missing)
+// when there is none.
 func sharedFiles(t *testing.T) []string {
 	dir := testdata.Dir(t)
 	top, _ := filepath.Glob(filepath.Join(dir, "*.gguf"))
 	vocab, _ := filepath.Glob(filepath.Join(dir, "vocab", "*.gguf"))
 	files := append(top, vocab...)
 	if len(files) == 0 {
-		t.Skip("no .gguf files in the shared test data")
+		testdata.Missing(t, "no .gguf files in %s", dir)
 	}
 	return files
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/infergo/infer/tensor"
 )
@@ -19,6 +21,8 @@ type Writer struct {
 	tensors []pendingTensor
 	names   map[string]int
 	err     error // first error from Set, reported by WriteTo
+	// metaOnly leaves a file without tensors unpadded (SetMetadataPadding(false)).
+	metaOnly bool
 }
 
 type pendingTensor struct {
@@ -97,6 +101,16 @@ func (w *Writer) AddTensorBytes(name string, dt tensor.DType, dims []uint64, dat
 	})
 }
 
+// SetMetadataPadding chooses how a file without tensors ends. With pad true (the
+// default) the metadata is followed by zero padding to the alignment, where the data
+// section would start, as llama.cpp's gguf_write_to_file and gguf-py's
+// GGUFWriter.write_tensors_to_file write it (vocab/ggml-vocab-qwen2.gguf). With pad
+// false the file stops after the last metadata byte, as gguf-py's header-and-metadata
+// write of convert_hf_to_gguf.py --vocab-only leaves it (llama.cpp's
+// models/ggml-vocab-*.gguf). File.MetadataPadded tells which way a file was written. A
+// file with tensors is always padded.
+func (w *Writer) SetMetadataPadding(pad bool) { w.metaOnly = !pad }
+
 // alignment returns general.alignment, checked, or the default.
 func (w *Writer) alignment() (int64, error) {
 	i, ok := w.keys["general.alignment"]
@@ -155,7 +169,7 @@ func (w *Writer) writeHeader(e *encoder, align int64) {
 		e.u64(off)
 		off += uint64(pad(int64(t.info.Bytes()), align))
 	}
-	if len(w.tensors) > 0 { // like gguf-py and llama.cpp, a tensor-less file is not padded
+	if len(w.tensors) > 0 || !w.metaOnly {
 		e.zeros(pad(e.n, align) - e.n)
 	}
 }
@@ -175,18 +189,79 @@ func (w *Writer) writeData(e *encoder, align int64) error {
 	return nil
 }
 
-// WriteFile writes the file to path, removing it again if writing fails.
+// Size returns the number of bytes WriteTo writes, without writing anything.
+func (w *Writer) Size() (int64, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	align, err := w.alignment()
+	if err != nil {
+		return 0, err
+	}
+	e := &encoder{w: bufio.NewWriter(io.Discard)}
+	w.writeHeader(e, align)
+	n := e.n
+	for _, t := range w.tensors {
+		n += pad(int64(t.info.Bytes()), align)
+	}
+	return n, nil
+}
+
+// WriteFile writes the file to path through a temporary file in path's directory,
+// renamed over path once complete, so a failed or interrupted write leaves no partial
+// file, an existing file at path stays intact until the new one is whole, and path may
+// be the file the tensors are read from. A directory that cannot be written fails
+// before any tensor data is produced. A path that exists and is not a regular file (a
+// device such as /dev/null, a pipe) is written in place; a directory is an error. The
+// new file keeps the permissions of the one it replaces, else gets 0644.
 func (w *Writer) WriteFile(path string) error {
-	f, err := os.Create(path)
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("gguf: write %s: is a directory", path)
+	case err == nil && !st.Mode().IsRegular():
+		return w.writeInPlace(path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("gguf: write %s: %w", path, err)
+	}
+	perm := fs.FileMode(0o644)
+	if err == nil {
+		perm = st.Mode().Perm()
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("gguf: write %s: cannot create a file in %s: %w", path, filepath.Dir(path), err)
+	}
+	_, err = w.WriteTo(tmp)
+	for _, step := range []func() error{tmp.Sync, func() error { return tmp.Chmod(perm) }, tmp.Close} {
+		if serr := step(); err == nil && serr != nil {
+			err = fmt.Errorf("gguf: write %s: %w", path, serr)
+		}
+	}
+	if err == nil {
+		if err = os.Rename(tmp.Name(), path); err != nil {
+			err = fmt.Errorf("gguf: %w", err)
+		}
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
+}
+
+// writeInPlace writes the file to path, which exists and is not a regular file.
+func (w *Writer) writeInPlace(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return fmt.Errorf("gguf: %w", err)
 	}
 	_, err = w.WriteTo(f)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("gguf: %w", cerr)
-	}
-	if err != nil {
-		os.Remove(path)
 	}
 	return err
 }
