@@ -11,7 +11,7 @@ import (
 // benchModels are the shared test models llama-bench anchor figures exist for
 // (../shared/testdata/llamacpp-cpu-bench.txt).
 var benchModels = []string{
-	"stories260K-F32.gguf", "stories260K-Q4_0.gguf", "synth-256-Q4_0.gguf", "synth-256-Q8_0.gguf",
+	"stories260K-F32.gguf", "stories260K-F16.gguf", "synth-256-F32.gguf", "synth-256-F16.gguf", "stories260K-Q4_0.gguf", "synth-256-Q4_0.gguf", "synth-256-Q8_0.gguf",
 }
 
 // session loads a test model (skipping b without test data) and opens a session.

@@ -2,6 +2,8 @@
 
 package cpu
 
+import "github.com/infergo/infer/tensor"
+
 func vecDotF32Fast(a, b []float32, n int) (float32, bool) { return 0, false }
 
 func sgemmF32Fast(a, b []float32) (float32, bool) { return 0, false }
@@ -30,3 +32,6 @@ func fmaRowF16(acc *float32, v *uint16, p float32, n int) { panic("cpu: no assem
 func scores8F16(k *uint16, idx *[8]int32, q *float32, hd int, scale float32, s *float32) {
 	panic("cpu: no assembly kernels")
 }
+
+// avx2Tile is nil off amd64: there are no AVX2 kernels.
+func avx2Tile(wt tensor.DType, sgemm bool) tileFunc { return nil }

@@ -1,0 +1,122 @@
+package cpu
+
+import (
+	"unsafe"
+
+	"github.com/infergo/infer/tensor"
+)
+
+// The AVX2 kernels of avx2_amd64.s (strides in bytes), and their tile forms for MatMul.
+
+//go:noescape
+func sgemm2x2F32AVX2(w *float32, ws int, x *float32, xs int, nx2, nblk int, dst *float32, ds int)
+
+//go:noescape
+func sgemm2x2F16AVX2(w *uint16, ws int, x *uint16, xs int, nx2, nblk int, dst *float32, ds int)
+
+//go:noescape
+func sgemmF32BlocksAVX2(a, b *float32, nblk int) float32
+
+//go:noescape
+func sgemmF16BlocksAVX2(a, b *uint16, nblk int) float32
+
+//go:noescape
+func vecDotF32RowsAVX2(w *float32, ws int, x *float32, n, rows int, dst *float32)
+
+//go:noescape
+func vecDotF16RowsAVX2(w *uint16, ws int, x *uint16, n, rows int, dst *float32)
+
+// avx2Tile returns the AVX2 tile form of mulMatDot's dot for F32 and F16 weights, or nil.
+func avx2Tile(wt tensor.DType, sgemm bool) tileFunc {
+	if !useAVX2 {
+		return nil
+	}
+	switch {
+	case wt == tensor.F32 && sgemm:
+		return sgemmTileF32AVX2
+	case wt == tensor.F32:
+		return vecDotTileF32AVX2
+	case wt == tensor.F16 && sgemm:
+		return sgemmTileF16AVX2
+	case wt == tensor.F16:
+		return vecDotTileF16AVX2
+	}
+	return nil
+}
+
+// sgemmTileF32AVX2 sets dst[i·dstStride+o] = sgemmF32(w row o, x row i) for o < mw,
+// i < mx, by 2×2 tiles.
+func sgemmTileF32AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if mw <= 0 || mx <= 0 {
+		return
+	}
+	checkTile(n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	nb := n / lanes
+	o := 0
+	for ; o+2 <= mw; o += 2 {
+		if mx >= 2 {
+			sgemm2x2F32AVX2(f32At(w, o*wStride), wStride, f32At(x, 0), xStride, mx/2, nb, &dst[o], 4*dstStride)
+		}
+		if mx%2 == 1 {
+			i := mx - 1
+			dst[i*dstStride+o] = sgemmF32BlocksAVX2(f32At(w, o*wStride), f32At(x, i*xStride), nb)
+			dst[i*dstStride+o+1] = sgemmF32BlocksAVX2(f32At(w, (o+1)*wStride), f32At(x, i*xStride), nb)
+		}
+	}
+	if o < mw {
+		for i := range mx {
+			dst[i*dstStride+o] = sgemmF32BlocksAVX2(f32At(w, o*wStride), f32At(x, i*xStride), nb)
+		}
+	}
+}
+
+// sgemmTileF16AVX2 is sgemmTileF32AVX2 over F16 rows (sgemmF16).
+func sgemmTileF16AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if mw <= 0 || mx <= 0 {
+		return
+	}
+	checkTile(n*2, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	nb := n / lanes
+	o := 0
+	for ; o+2 <= mw; o += 2 {
+		if mx >= 2 {
+			sgemm2x2F16AVX2(f16At(w, o*wStride), wStride, f16At(x, 0), xStride, mx/2, nb, &dst[o], 4*dstStride)
+		}
+		if mx%2 == 1 {
+			i := mx - 1
+			dst[i*dstStride+o] = sgemmF16BlocksAVX2(f16At(w, o*wStride), f16At(x, i*xStride), nb)
+			dst[i*dstStride+o+1] = sgemmF16BlocksAVX2(f16At(w, (o+1)*wStride), f16At(x, i*xStride), nb)
+		}
+	}
+	if o < mw {
+		for i := range mx {
+			dst[i*dstStride+o] = sgemmF16BlocksAVX2(f16At(w, o*wStride), f16At(x, i*xStride), nb)
+		}
+	}
+}
+
+// vecDotTileF32AVX2 sets dst[i·dstStride+o] = vecDotF32(w row o, x row i, n).
+func vecDotTileF32AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if mw <= 0 || mx <= 0 {
+		return
+	}
+	checkTile(n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	for i := range mx {
+		vecDotF32RowsAVX2(f32At(w, 0), wStride, f32At(x, i*xStride), n, mw, &dst[i*dstStride])
+	}
+}
+
+// vecDotTileF16AVX2 sets dst[i·dstStride+o] = vecDotF16(w row o, x row i) over n elements.
+func vecDotTileF16AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if mw <= 0 || mx <= 0 {
+		return
+	}
+	checkTile(n*2, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	for i := range mx {
+		vecDotF16RowsAVX2(f16At(w, 0), wStride, f16At(x, i*xStride), n, mw, &dst[i*dstStride])
+	}
+}
+
+// f32At and f16At point at byte off of b, which checkTile has bounded.
+func f32At(b []byte, off int) *float32 { return (*float32)(unsafe.Pointer(&b[off])) }
+func f16At(b []byte, off int) *uint16  { return (*uint16)(unsafe.Pointer(&b[off])) }
