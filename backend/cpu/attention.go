@@ -26,15 +26,19 @@ const (
 
 // attentionScratch is one worker's memory; sized by Attention before the pool runs.
 type attentionScratch struct {
-	s     []float32 // (ctx) scores of one head
-	qf    []float32 // (headDim) the query rounded to F16, widened back
-	acc   []float32 // (max(ctx, headDim)) output accumulator, or one V column
-	acc16 []uint16  // (headDim) F16 output accumulator of the one-chunk path
+	s      []float32 // (ctx) scores of one head
+	e      []float32 // (ctx) their exponentials (one-chunk path)
+	raised []bool    // (ctx) whether each score raised the running maximum (one-chunk path)
+	qf     []float32 // (headDim) the query rounded to F16, widened back
+	acc    []float32 // (max(ctx, headDim)) output accumulator, or one V column
+	acc16  []uint16  // (headDim) F16 output accumulator of the one-chunk path
 }
 
 func (s *attentionScratch) grow(ctx, headDim int) {
 	if len(s.s) < ctx {
 		s.s = make([]float32, ctx)
+		s.e = make([]float32, ctx)
+		s.raised = make([]bool, ctx)
 	}
 	if len(s.acc) < max(ctx, headDim) {
 		s.acc = make([]float32, max(ctx, headDim))

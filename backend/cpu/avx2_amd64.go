@@ -120,3 +120,24 @@ func vecDotTileF16AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 // f32At and f16At point at byte off of b, which checkTile has bounded.
 func f32At(b []byte, off int) *float32 { return (*float32)(unsafe.Pointer(&b[off])) }
 func f16At(b []byte, off int) *uint16  { return (*uint16)(unsafe.Pointer(&b[off])) }
+
+//go:noescape
+func scoresF16SeqAVX2(k *uint16, ks int, q *float32, hd, nkeys int, scale float32, s *float32)
+
+//go:noescape
+func fmaRowF16AVX2(acc *float32, v *uint16, p float32, n int)
+
+//go:noescape
+func scores8F16AVX2(k *uint16, idx *[8]int32, q *float32, hd int, scale float32, s *float32)
+
+//go:noescape
+func swigluF32AVX2(dst, gate, up *float32, n8 int)
+
+//go:noescape
+func softmaxExpAVX2(s *float32, n int, m float32) float64
+
+//go:noescape
+func expfRowAVX2(dst, src *float32, n4 int) bool
+
+//go:noescape
+func chunkAccF16AVX2(acc, v *uint16, vstride int, vs, ms *float32, nkeys, hd int)

@@ -425,3 +425,487 @@ hvstore:
 hvdone:
 	VZEROUPPER
 	RET
+
+// func scoresF16SeqAVX2(k *uint16, ks int, q *float32, hd, nkeys int, scale float32, s *float32)
+// s[j] = float32(Σ float64(F16(k_j[d])·q[d]) added in order d = 0, 1, ..., hd-1) · scale
+// for the nkeys rows k_j = k + j·ks (hd a multiple of 8): attendOneChunk's scores.
+TEXT ·scoresF16SeqAVX2(SB), NOSPLIT, $64-56
+	MOVQ k+0(FP), SI
+	MOVQ ks+8(FP), R8
+	MOVQ q+16(FP), DI
+	MOVQ hd+24(FP), R11
+	SHRQ $3, R11
+	MOVQ nkeys+32(FP), R10
+	VMOVSS scale+40(FP), X14
+	MOVQ s+48(FP), DX
+	TESTQ R10, R10
+	JEQ   sqdone
+
+sqkey:
+	VXORPD X0, X0, X0
+	MOVQ   SI, AX
+	MOVQ   DI, BX
+	MOVQ   R11, CX
+	TESTQ  CX, CX
+	JEQ    sqstore
+
+sqd:
+	VCVTPH2PS    (AX), Y1
+	VMULPS       (BX), Y1, Y1
+	VCVTPS2PD    X1, Y2
+	VEXTRACTF128 $1, Y1, X3
+	VCVTPS2PD    X3, Y3
+	VMOVUPD      Y2, 0(SP)
+	VMOVUPD      Y3, 32(SP)
+	VADDSD       0(SP), X0, X0
+	VADDSD       8(SP), X0, X0
+	VADDSD       16(SP), X0, X0
+	VADDSD       24(SP), X0, X0
+	VADDSD       32(SP), X0, X0
+	VADDSD       40(SP), X0, X0
+	VADDSD       48(SP), X0, X0
+	VADDSD       56(SP), X0, X0
+	ADDQ         $16, AX
+	ADDQ         $32, BX
+	DECQ         CX
+	JNE          sqd
+
+sqstore:
+	VCVTSD2SS X0, X0, X0
+	VMULSS    X14, X0, X0
+	VMOVSS    X0, (DX)
+	ADDQ      $4, DX
+	ADDQ      R8, SI
+	DECQ      R10
+	JNE       sqkey
+
+sqdone:
+	VZEROUPPER
+	RET
+
+// func fmaRowF16AVX2(acc *float32, v *uint16, p float32, n int)
+// acc[d] = fma(p, F16(v[d]), acc[d]) for d < n (a multiple of 8): attendTiled's V
+// accumulation.
+TEXT ·fmaRowF16AVX2(SB), NOSPLIT, $0-32
+	MOVQ         acc+0(FP), SI
+	MOVQ         v+8(FP), DI
+	VBROADCASTSS p+16(FP), Y2
+	MOVQ         n+24(FP), CX
+	SHRQ         $3, CX
+	TESTQ        CX, CX
+	JEQ          frdone
+
+frloop:
+	VCVTPH2PS   (DI), Y0
+	VFMADD213PS (SI), Y2, Y0
+	VMOVUPS     Y0, (SI)
+	ADDQ        $32, SI
+	ADDQ        $16, DI
+	DECQ        CX
+	JNE         frloop
+
+frdone:
+	VZEROUPPER
+	RET
+
+// func scores8F16AVX2(k *uint16, idx *[8]int32, q *float32, hd int, scale float32, s *float32)
+// s[j] = (fma chain over d < hd of q[d]·F16(key j, element d)) · scale for the eight
+// keys whose rows start idx[j] bytes after k (hd even): attendTiled's score loop for
+// eight keys at once, each lane one key's chain in order.
+TEXT ·scores8F16AVX2(SB), NOSPLIT, $0-48
+	MOVQ     k+0(FP), SI
+	MOVQ     idx+8(FP), AX
+	VMOVDQU  (AX), Y15
+	MOVQ     q+16(FP), DI
+	MOVQ     hd+24(FP), CX
+	SHRQ     $1, CX
+	VXORPS   Y0, Y0, Y0
+	VPCMPEQD Y14, Y14, Y14
+	VPSRLD   $16, Y14, Y13 // 0x0000ffff
+	TESTQ    CX, CX
+	JEQ      t8done
+
+t8loop:
+	VPCMPEQD     Y2, Y2, Y2
+	VPGATHERDD   Y2, (SI)(Y15*1), Y1 // elements d (low words), d+1 (high words)
+	VPAND        Y13, Y1, Y3
+	VPSRLD       $16, Y1, Y4
+	VPACKUSDW    Y4, Y3, Y5          // [d 0-3, d+1 0-3 | d 4-7, d+1 4-7]
+	VPERMQ       $0xd8, Y5, Y5       // [d 0-7 | d+1 0-7]
+	VCVTPH2PS    X5, Y6
+	VEXTRACTI128 $1, Y5, X5
+	VCVTPH2PS    X5, Y7
+	VBROADCASTSS (DI), Y8
+	VFMADD231PS  Y8, Y6, Y0
+	VBROADCASTSS 4(DI), Y8
+	VFMADD231PS  Y8, Y7, Y0
+	ADDQ         $8, DI
+	ADDQ         $4, SI
+	DECQ         CX
+	JNE          t8loop
+
+t8done:
+	VBROADCASTSS scale+32(FP), Y5
+	VMULPS       Y5, Y0, Y0
+	MOVQ         s+40(FP), DX
+	VMOVUPS      Y0, (DX)
+	VZEROUPPER
+	RET
+
+// Constants of ggml_v_expf (simd.go's vexpf), eight lanes each.
+#define C8(off, v) \
+	DATA expc<>+(off+0)(SB)/4, v; \
+	DATA expc<>+(off+4)(SB)/4, v; \
+	DATA expc<>+(off+8)(SB)/4, v; \
+	DATA expc<>+(off+12)(SB)/4, v; \
+	DATA expc<>+(off+16)(SB)/4, v; \
+	DATA expc<>+(off+20)(SB)/4, v; \
+	DATA expc<>+(off+24)(SB)/4, v; \
+	DATA expc<>+(off+28)(SB)/4, v
+
+C8(0, $0x3fb8aa3b)   // 0x1.715476p+0
+C8(32, $0x4b400000)  // 0x1.8p23
+C8(64, $0x3f317200)  // 0x1.62e4p-1
+C8(96, $0x35bfbe8e)  // 0x1.7f7d1cp-20
+C8(128, $0x3c072010) // 0x1.0e4020p-7
+C8(160, $0x3d2b9f17) // 0x1.573e2ep-5
+C8(192, $0x3e2aaf33) // 0x1.555e66p-3
+C8(224, $0x3efffedb) // 0x1.fffdb6p-2
+C8(256, $0x3f7ffff6) // 0x1.ffffecp-1
+C8(288, $0x3f800000) // 1
+C8(320, $0x43400000) // 192
+C8(352, $0x7fffffff) // |.| mask
+C8(384, $0x7f800000) // +Inf
+C8(416, $127)        // float32 exponent bias
+GLOBL expc<>(SB), RODATA|NOPTR, $448
+
+// VEXPF(x, r): r = ggml_v_expf(x) lane by lane, as simd.go's vexpf with true float32
+// FMAs; the scaling by 2^n is done as two exact-range multiplications by 2^(n>>1) and
+// 2^(n-(n>>1)), so that a subnormal result is rounded once, as _mm512_scalef_ps rounds
+// it. Y15 must be zero. Clobbers Y8-Y14.
+#define VEXPF(x, r) \
+	VMOVUPS      expc<>+32(SB), Y8; \
+	VFMADD231PS  expc<>+0(SB), x, Y8; \
+	VSUBPS       expc<>+32(SB), Y8, Y8; \
+	VMOVAPS      x, Y9; \
+	VFNMADD231PS expc<>+64(SB), Y8, Y9; \
+	VFNMADD231PS expc<>+96(SB), Y8, Y9; \
+	VMULPS       Y9, Y9, Y10; \
+	VMOVUPS      expc<>+160(SB), Y11; \
+	VFMADD231PS  expc<>+128(SB), Y9, Y11; \
+	VMOVUPS      expc<>+224(SB), Y12; \
+	VFMADD231PS  expc<>+192(SB), Y9, Y12; \
+	VFMADD213PS  Y12, Y10, Y11; \
+	VMOVUPS      expc<>+288(SB), Y12; \
+	VFMADD231PS  expc<>+256(SB), Y9, Y12; \
+	VFMADD213PS  Y12, Y10, Y11; \
+	VCVTPS2DQ    Y8, Y9; \
+	VPSRAD       $1, Y9, Y10; \
+	VPSUBD       Y10, Y9, Y9; \
+	VPADDD       expc<>+416(SB), Y10, Y10; \
+	VPSLLD       $23, Y10, Y10; \
+	VMULPS       Y10, Y11, Y11; \
+	VPADDD       expc<>+416(SB), Y9, Y9; \
+	VPSLLD       $23, Y9, Y9; \
+	VMULPS       Y9, Y11, r; \
+	VANDPS       expc<>+352(SB), Y8, Y9; \
+	VCMPPS       $0x1e, expc<>+320(SB), Y9, Y9; \
+	VCMPPS       $0x1e, Y15, Y8, Y10; \
+	VANDPS       expc<>+384(SB), Y10, Y10; \
+	VBLENDVPS    Y9, Y10, r, r
+
+// func swigluF32AVX2(dst, gate, up *float32, n8 int)
+// dst[i] = vsilu(gate[i]) · up[i] for i < 8·n8.
+TEXT ·swigluF32AVX2(SB), NOSPLIT, $0-32
+	MOVQ   dst+0(FP), DX
+	MOVQ   gate+8(FP), SI
+	MOVQ   up+16(FP), DI
+	MOVQ   n8+24(FP), CX
+	VXORPS Y15, Y15, Y15
+	TESTQ  CX, CX
+	JEQ    sgdone
+
+sgloop:
+	VMOVUPS (SI), Y0
+	VSUBPS  Y0, Y15, Y1 // 0 - x
+	VEXPF(Y1, Y2)
+	VADDPS  expc<>+288(SB), Y2, Y2
+	VDIVPS  Y2, Y0, Y2
+	VMULPS  (DI), Y2, Y2
+	VMOVUPS Y2, (DX)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	ADDQ    $32, DX
+	DECQ    CX
+	JNE     sgloop
+
+sgdone:
+	VZEROUPPER
+	RET
+
+// iota8 is 0, 1, ..., 7: softmaxExpAVX2's lane numbers.
+DATA iota8<>+0(SB)/4, $0
+DATA iota8<>+4(SB)/4, $1
+DATA iota8<>+8(SB)/4, $2
+DATA iota8<>+12(SB)/4, $3
+DATA iota8<>+16(SB)/4, $4
+DATA iota8<>+20(SB)/4, $5
+DATA iota8<>+24(SB)/4, $6
+DATA iota8<>+28(SB)/4, $7
+GLOBL iota8<>(SB), RODATA|NOPTR, $32
+
+// func softmaxExpAVX2(s *float32, n int, m float32) float64
+// softmaxExp: s[j] = vexpf(s[j] - m) for j < n, in groups of 16 lanes (the last one
+// padded with zeros), each group reduced as reduce16 and added to a float64 sum.
+TEXT ·softmaxExpAVX2(SB), NOSPLIT, $0-32
+	MOVQ         s+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS m+16(FP), Y7
+	VXORPS       Y15, Y15, Y15
+	VXORPD       X6, X6, X6
+	TESTQ        CX, CX
+	JLE          sxdone
+
+sxloop:
+	// masks of the lanes j < n in each half (all ones for a full group)
+	MOVQ         CX, AX
+	CMPQ         AX, $16
+	JLE          sxmask
+	MOVQ         $16, AX
+
+sxmask:
+	VMOVQ        AX, X0
+	VPBROADCASTD X0, Y0
+	VMOVDQU      iota8<>(SB), Y1
+	VPCMPGTD     Y1, Y0, Y4 // lanes 0-7: j < n
+	MOVQ         AX, BX
+	SUBQ         $8, BX
+	VMOVQ        BX, X0
+	VPBROADCASTD X0, Y0
+	VPCMPGTD     Y1, Y0, Y5 // lanes 8-15: j-8 < n-8
+	VMASKMOVPS   (SI), Y4, Y0
+	VMASKMOVPS   32(SI), Y5, Y1
+	VSUBPS       Y7, Y0, Y0
+	VSUBPS       Y7, Y1, Y1
+	VEXPF(Y0, Y2)
+	VEXPF(Y1, Y3)
+	VANDPS       Y4, Y2, Y2
+	VANDPS       Y5, Y3, Y3
+	VMASKMOVPS   Y2, Y4, (SI)
+	VMASKMOVPS   Y3, Y5, 32(SI)
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $1, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VCVTSS2SD    X2, X2, X2
+	VADDSD       X2, X6, X6
+	ADDQ         $64, SI
+	SUBQ         $16, CX
+	JG           sxloop
+
+sxdone:
+	VMOVSD X6, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// Constants of glibc's expf (libm.go), four float64 lanes each.
+#define D4(off, v) \
+	DATA expfc<>+(off+0)(SB)/8, v; \
+	DATA expfc<>+(off+8)(SB)/8, v; \
+	DATA expfc<>+(off+16)(SB)/8, v; \
+	DATA expfc<>+(off+24)(SB)/8, v
+
+D4(0, $0x40471547652b82fe)   // 32/ln 2
+D4(32, $0x4338000000000000)  // shift 0x1.8p52
+D4(64, $0x3ebc6af84b912394)  // c0
+D4(96, $0x3f2ebfce50fac4f3)  // c1
+D4(128, $0x3f962e42ff0c52d6) // c2
+D4(160, $0x3ff0000000000000) // 1
+D4(192, $31)                 // table index mask
+GLOBL expfc<>(SB), RODATA|NOPTR, $224
+
+// func expfRowAVX2(dst, src *float32, n4 int) bool
+// dst[j] = expf(src[j]) for j < 4·n4, four float64 lanes at a time, as libm.go's expf
+// computes an argument below 88 in magnitude (and -Inf, whose exponential is 0). It
+// reports whether some other argument was seen (|x| ≥ 88, +Inf, NaNs): the caller
+// recomputes those.
+TEXT ·expfRowAVX2(SB), NOSPLIT, $0-25
+	MOVQ     dst+0(FP), DX
+	MOVQ     src+8(FP), SI
+	MOVQ     n4+16(FP), CX
+	VPXOR    X7, X7, X7             // special lanes seen
+	MOVL     $0x7fffffff, AX
+	VMOVD    AX, X6
+	VPBROADCASTD X6, X6             // |.| mask
+	MOVL     $0x42afffff, AX
+	VMOVD    AX, X5
+	VPBROADCASTD X5, X5             // bits below 88's top
+	MOVL     $0xff800000, AX
+	VMOVD    AX, X10
+	VPBROADCASTD X10, X10           // -Inf
+	TESTQ    CX, CX
+	JEQ      exdone
+
+exloop:
+	VMOVDQU      (SI), X0
+	VPCMPEQD     X10, X0, X9                 // -Inf: e^x = 0
+	VPAND        X6, X0, X1
+	VPCMPGTD     X5, X1, X1
+	VPANDN       X1, X9, X1
+	VPOR         X1, X7, X7
+	VCVTPS2PD    X0, Y0                      // xd
+	VMOVUPD      expfc<>+32(SB), Y1
+	VFMADD231PD  expfc<>+0(SB), Y0, Y1       // kd = invLn2N·xd + shift
+	VSUBPD       expfc<>+32(SB), Y1, Y2      // kd - shift
+	VFMSUB231PD  expfc<>+0(SB), Y0, Y2       // r = invLn2N·xd - kd
+	VPAND        expfc<>+192(SB), Y1, Y3     // ki % 32
+	VPCMPEQQ     Y4, Y4, Y4
+	LEAQ         ·exp2fTab(SB), AX
+	VPGATHERQQ   Y4, (AX)(Y3*8), Y8          // tab[ki%32]
+	VPSLLQ       $47, Y1, Y1
+	VPADDQ       Y1, Y8, Y8                  // s
+	VMOVUPD      expfc<>+96(SB), Y3
+	VFMADD231PD  expfc<>+64(SB), Y2, Y3      // c0·r + c1
+	VMOVUPD      expfc<>+160(SB), Y4
+	VFMADD231PD  expfc<>+128(SB), Y2, Y4     // c2·r + 1
+	VMULPD       Y2, Y2, Y2                  // r·r
+	VFMADD213PD  Y4, Y2, Y3                  // y
+	VMULPD       Y8, Y3, Y3
+	VCVTPD2PSY   Y3, X3
+	VANDNPS      X3, X9, X3
+	VMOVUPS      X3, (DX)
+	ADDQ         $16, SI
+	ADDQ         $16, DX
+	DECQ         CX
+	JNE          exloop
+
+exdone:
+	VPTEST   X7, X7
+	SETNE    ret+24(FP)
+	VZEROUPPER
+	RET
+
+// ROUND16(y, t): y = F16(y), widened back.
+#define ROUND16(y, t) \
+	VCVTPS2PH $0, y, t; \
+	VCVTPH2PS t, y
+
+// func chunkAccF16AVX2(acc, v *uint16, vstride int, vs, ms *float32, nkeys, hd int)
+// For j < nkeys in order: acc = F16(acc·ms[j]) where ms[j] ≠ 1 (ggml_vec_scale_f16),
+// then acc[d] = F16(acc[d] + float32(F16(v_j[d])·vs[j])) (ggml_vec_mad_f16), for the
+// V rows v_j = v + j·vstride bytes and an F16 accumulator of hd elements (a multiple
+// of 8), kept in registers 32 elements at a time.
+TEXT ·chunkAccF16AVX2(SB), NOSPLIT, $0-56
+	MOVQ   acc+0(FP), SI
+	MOVQ   v+8(FP), DI
+	MOVQ   vstride+16(FP), R8
+	MOVQ   vs+24(FP), R9
+	MOVQ   ms+32(FP), R10
+	MOVQ   nkeys+40(FP), R11
+	MOVQ   hd+48(FP), R12
+	SHRQ   $3, R12        // chunks of 8 left
+	MOVL   $0x3f800000, AX
+	VMOVD  AX, X15        // 1
+	TESTQ  R11, R11
+	JEQ    cadone
+
+cagroup:
+	CMPQ R12, $4
+	JLT  casingle
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 16(SI), Y1
+	VCVTPH2PS 32(SI), Y2
+	VCVTPH2PS 48(SI), Y3
+	MOVQ      DI, AX
+	XORQ      BX, BX
+
+cakey4:
+	VMOVSS       (R10)(BX*4), X4
+	VUCOMISS     X15, X4
+	JNE          cascale4
+	JPS          cascale4
+
+camad4:
+	VBROADCASTSS (R9)(BX*4), Y5
+	VCVTPH2PS    (AX), Y6
+	VCVTPH2PS    16(AX), Y7
+	VCVTPH2PS    32(AX), Y8
+	VCVTPH2PS    48(AX), Y9
+	VMULPS       Y5, Y6, Y6
+	VMULPS       Y5, Y7, Y7
+	VMULPS       Y5, Y8, Y8
+	VMULPS       Y5, Y9, Y9
+	VADDPS       Y6, Y0, Y0
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
+	ROUND16(Y0, X10)
+	ROUND16(Y1, X11)
+	ROUND16(Y2, X12)
+	ROUND16(Y3, X13)
+	ADDQ         R8, AX
+	INCQ         BX
+	CMPQ         BX, R11
+	JLT          cakey4
+	VCVTPS2PH    $0, Y0, (SI)
+	VCVTPS2PH    $0, Y1, 16(SI)
+	VCVTPS2PH    $0, Y2, 32(SI)
+	VCVTPS2PH    $0, Y3, 48(SI)
+	ADDQ         $64, SI
+	ADDQ         $64, DI
+	SUBQ         $4, R12
+	JNE          cagroup
+	JMP          cadone
+
+cascale4:
+	VBROADCASTSS X4, Y4
+	VMULPS       Y4, Y0, Y0
+	VMULPS       Y4, Y1, Y1
+	VMULPS       Y4, Y2, Y2
+	VMULPS       Y4, Y3, Y3
+	ROUND16(Y0, X10)
+	ROUND16(Y1, X11)
+	ROUND16(Y2, X12)
+	ROUND16(Y3, X13)
+	JMP          camad4
+
+casingle:
+	VCVTPH2PS (SI), Y0
+	MOVQ      DI, AX
+	XORQ      BX, BX
+
+cakey1:
+	VMOVSS       (R10)(BX*4), X4
+	VUCOMISS     X15, X4
+	JNE          cascale1
+	JPS          cascale1
+
+camad1:
+	VBROADCASTSS (R9)(BX*4), Y5
+	VCVTPH2PS    (AX), Y6
+	VMULPS       Y5, Y6, Y6
+	VADDPS       Y6, Y0, Y0
+	ROUND16(Y0, X10)
+	ADDQ         R8, AX
+	INCQ         BX
+	CMPQ         BX, R11
+	JLT          cakey1
+	VCVTPS2PH    $0, Y0, (SI)
+	ADDQ         $16, SI
+	ADDQ         $16, DI
+	DECQ         R12
+	JNE          cagroup
+	JMP          cadone
+
+cascale1:
+	VBROADCASTSS X4, Y4
+	VMULPS       Y4, Y0, Y0
+	ROUND16(Y0, X10)
+	JMP          camad1
+
+cadone:
+	VZEROUPPER
+	RET

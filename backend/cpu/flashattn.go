@@ -11,6 +11,11 @@ import (
 // over an F16 cache: the query is rounded to F16, each score is ggml_vec_dot_f16 (exact
 // products summed in float64 for heads under 64) times scale, and the online softmax
 // accumulates V in F16 (ggml_vec_scale_f16, ggml_vec_mad_f16), rounding at every step.
+//
+// The keys are taken in order: key j either raises the running maximum m (the
+// accumulator and the sum are then rescaled by ms = expf(m-s_j), and the key weighs 1)
+// or weighs vs = expf(s_j-m). The maxima depend only on the scores, so all the scores,
+// then all the exponentials are computed first, and V is accumulated last.
 func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *attentionScratch) {
 	hd := len(q)
 	qf, acc := sc.qf[:hd], sc.acc16[:hd]
@@ -18,26 +23,88 @@ func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc
 		qf[d] = fromF16(toF16(x))
 	}
 	clear(acc)
-	m, sum := float32(math.Inf(-1)), float32(0)
-	for j := 0; j < h.n; j++ {
-		s := float32(scoreF16(k[j*h.cols+h.off:j*h.cols+h.off+hd], qf)) * scale
-		ms, vs := float32(1), float32(1)
-		if s > m {
-			ms = expf(m - s)
-			m = s
-			scaleRowF16(acc, ms)
+	s, e, raised := sc.s[:h.n], sc.e[:h.n], sc.raised[:h.n]
+	chunkScores(s, k, qf, h, scale)
+	m := float32(math.Inf(-1))
+	for j, x := range s {
+		if raised[j] = x > m; raised[j] {
+			s[j], m = m-x, x
 		} else {
-			vs = expf(s - m)
+			s[j] = x - m
 		}
-		madRowF16(acc, v[j*h.cols+h.off:j*h.cols+h.off+hd], vs)
+	}
+	expfRow(e, s)
+	var sum float32
+	for j, x := range e {
+		ms, vs := float32(1), x
+		if raised[j] {
+			ms, vs = x, 1
+		}
+		s[j], e[j] = vs, ms
 		sum = float32(sum*ms) + vs
 	}
+	accumulateF16(acc, v, h, s, e)
 	inv := float32(0)
 	if sum != 0 {
 		inv = 1 / sum
 	}
 	for d, a := range acc {
 		out[d] = fromF16(a) * inv
+	}
+}
+
+// accumulateF16 is attendOneChunk's V accumulation: for each key j in order, acc is
+// rescaled by ms[j] (scaleRowF16) where that is not 1, then V row j times vs[j] is
+// added to it (madRowF16).
+func accumulateF16(acc, v []uint16, h kvHead, vs, ms []float32) {
+	hd := len(acc)
+	if len(vs) == 0 {
+		return
+	}
+	ms = ms[:len(vs)]
+	if useAVX2 && hd%8 == 0 && hd > 0 {
+		_ = v[(len(vs)-1)*h.cols+h.off+hd-1]
+		chunkAccF16AVX2(&acc[0], &v[h.off], 2*h.cols, &vs[0], &ms[0], len(vs), hd)
+		return
+	}
+	for j, w := range vs {
+		if ms[j] != 1 {
+			scaleRowF16(acc, ms[j])
+		}
+		madRowF16(acc, v[j*h.cols+h.off:j*h.cols+h.off+hd], w)
+	}
+}
+
+// expfRow sets dst[j] = expf(src[j]).
+func expfRow(dst, src []float32) {
+	dst = dst[:len(src)]
+	i := 0
+	if useAVX2 && len(src) >= 4 {
+		i = len(src) &^ 3
+		if expfRowAVX2(&dst[0], &src[0], i/4) {
+			for j, x := range src[:i] {
+				if math.Float32bits(x)&0x7fffffff >= 0x42b00000 && !math.IsInf(float64(x), -1) {
+					dst[j] = expf(x)
+				}
+			}
+		}
+	}
+	for ; i < len(src); i++ {
+		dst[i] = expf(src[i])
+	}
+}
+
+// chunkScores sets s[j] to the score of key j in attendOneChunk: scoreF16 of the key
+// and the F16-rounded query qf, rounded to float32, times scale.
+func chunkScores(s []float32, k []uint16, qf []float32, h kvHead, scale float32) {
+	hd := len(qf)
+	if useAVX2 && hd%8 == 0 && hd > 0 && len(s) > 0 {
+		_ = k[(len(s)-1)*h.cols+h.off+hd-1]
+		scoresF16SeqAVX2(&k[h.off], 2*h.cols, &qf[0], hd, len(s), scale, &s[0])
+		return
+	}
+	for j := range s {
+		s[j] = float32(scoreF16(k[j*h.cols+h.off:j*h.cols+h.off+hd], qf)) * scale
 	}
 }
 
@@ -61,8 +128,8 @@ func scoreF16Go(k []uint16, qf []float32) float64 {
 // madRowF16 is ggml_vec_mad_f16's scalar loop: acc += v·s, the product rounded to
 // float32 and the sum to F16.
 func madRowF16(acc, v []uint16, s float32) {
-	if hasAVX512 && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
-		madF16(&acc[0], &v[0], s, len(acc))
+	if (hasAVX512 || useAVX2) && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
+		madF16(&acc[0], &v[0], s, len(acc)) // AVX and F16C only
 		return
 	}
 	madRowF16Go(acc, v, s)
@@ -77,8 +144,8 @@ func madRowF16Go(acc, v []uint16, s float32) {
 
 // scaleRowF16 is ggml_vec_scale_f16's scalar loop: acc *= s, rounded to F16.
 func scaleRowF16(acc []uint16, s float32) {
-	if hasAVX512 && len(acc)%8 == 0 && len(acc) > 0 {
-		scaleF16(&acc[0], s, len(acc))
+	if (hasAVX512 || useAVX2) && len(acc)%8 == 0 && len(acc) > 0 {
+		scaleF16(&acc[0], s, len(acc)) // AVX and F16C only
 		return
 	}
 	scaleRowF16Go(acc, s)
@@ -134,7 +201,7 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 	hd := len(q)
 	j := 0
-	if hasAVX512 && hd%8 == 0 && hd > 0 && len(s) >= 8 {
+	if (hasAVX512 || useAVX2) && hd%8 == 0 && hd > 0 && len(s) >= 8 {
 		var idx [8]int32
 		for l := range idx {
 			idx[l] = int32(l * h.cols * 2)
@@ -142,7 +209,11 @@ func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 		for ; j+8 <= len(s); j += 8 {
 			r := (t0+j)*h.cols + h.off
 			_ = k[r+7*h.cols+hd-1]
-			scores8F16(&k[r], &idx, &q[0], hd, scale, &s[j])
+			if useAVX2 {
+				scores8F16AVX2(&k[r], &idx, &q[0], hd, scale, &s[j])
+			} else {
+				scores8F16(&k[r], &idx, &q[0], hd, scale, &s[j])
+			}
 		}
 	}
 	for ; j < len(s); j++ {
@@ -170,9 +241,15 @@ func tileScoresGo(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 
 // accRowF16 is acc[d] = fma32(p, v[d], acc[d]) over a row of F16 values.
 func accRowF16(acc []float32, v []uint16, p float32) {
-	if hasAVX512 && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
-		fmaRowF16(&acc[0], &v[0], p, len(acc))
-		return
+	if len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
+		switch {
+		case useAVX2:
+			fmaRowF16AVX2(&acc[0], &v[0], p, len(acc))
+			return
+		case hasAVX512:
+			fmaRowF16(&acc[0], &v[0], p, len(acc))
+			return
+		}
 	}
 	accRowF16Go(acc, v, p)
 }
@@ -200,6 +277,14 @@ func uint16s(b []byte) []uint16 {
 // of 16 once padded with masked (zero) entries: it replaces s[j] by ggml_v_expf(s[j]-m)
 // and returns the sum, each group of 16 reduced in float32 and added in float64.
 func softmaxExp(s []float32, m float32) float64 {
+	if useAVX2 && len(s) > 0 {
+		return softmaxExpAVX2(&s[0], len(s), m)
+	}
+	return softmaxExpGo(s, m)
+}
+
+// softmaxExpGo is softmaxExp without assembly.
+func softmaxExpGo(s []float32, m float32) float64 {
 	var sum float64
 	for g := 0; g < len(s); g += lanes {
 		var e [lanes]float32
