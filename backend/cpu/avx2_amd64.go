@@ -12,7 +12,7 @@ import (
 func sgemm2x2F32AVX2(w *float32, ws int, x *float32, xs int, nx2, nblk int, dst *float32, ds int)
 
 //go:noescape
-func sgemm2x2F16AVX2(w *uint16, ws int, x *uint16, xs int, nx2, nblk int, dst *float32, ds int)
+func sgemm2x2F16AVX2(w *uint16, ws int, x *float32, xs int, nx2, nblk int, dst *float32, ds int)
 
 //go:noescape
 func sgemmF32BlocksAVX2(a, b *float32, nblk int) float32
@@ -25,6 +25,18 @@ func vecDotF32RowsAVX2(w *float32, ws int, x *float32, n, rows int, dst *float32
 
 //go:noescape
 func vecDotF16RowsAVX2(w *uint16, ws int, x *uint16, n, rows int, dst *float32)
+
+//go:noescape
+func sgemmF16F32BlocksAVX2(a *uint16, b *float32, nblk int) float32
+
+//go:noescape
+func vecDotF16F32RowsAVX2(w *uint16, ws int, x *float32, n, rows int, dst *float32)
+
+//go:noescape
+func f32ToF16RowAVX2(dst *uint16, src *float32, n8 int) bool
+
+//go:noescape
+func roundF16RowAVX2(dst, src *float32, n8 int) bool
 
 // avx2Tile returns the AVX2 tile form of mulMatDot's dot for F32 and F16 weights, or nil.
 func avx2Tile(wt tensor.DType, sgemm bool) tileFunc {
@@ -50,7 +62,7 @@ func sgemmTileF32AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx in
 	if mw <= 0 || mx <= 0 {
 		return
 	}
-	checkTile(n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	checkTile(n*4, n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	nb := n / lanes
 	o := 0
 	for ; o+2 <= mw; o += 2 {
@@ -70,27 +82,28 @@ func sgemmTileF32AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx in
 	}
 }
 
-// sgemmTileF16AVX2 is sgemmTileF32AVX2 over F16 rows (sgemmF16).
+// sgemmTileF16AVX2 is sgemmTileF32AVX2 over F16 weight rows and activation rows of F16
+// values widened to float32 (sgemmF16; f16WideX).
 func sgemmTileF16AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	if mw <= 0 || mx <= 0 {
 		return
 	}
-	checkTile(n*2, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	checkTile(n*2, n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	nb := n / lanes
 	o := 0
 	for ; o+2 <= mw; o += 2 {
 		if mx >= 2 {
-			sgemm2x2F16AVX2(f16At(w, o*wStride), wStride, f16At(x, 0), xStride, mx/2, nb, &dst[o], 4*dstStride)
+			sgemm2x2F16AVX2(f16At(w, o*wStride), wStride, f32At(x, 0), xStride, mx/2, nb, &dst[o], 4*dstStride)
 		}
 		if mx%2 == 1 {
 			i := mx - 1
-			dst[i*dstStride+o] = sgemmF16BlocksAVX2(f16At(w, o*wStride), f16At(x, i*xStride), nb)
-			dst[i*dstStride+o+1] = sgemmF16BlocksAVX2(f16At(w, (o+1)*wStride), f16At(x, i*xStride), nb)
+			dst[i*dstStride+o] = sgemmF16F32BlocksAVX2(f16At(w, o*wStride), f32At(x, i*xStride), nb)
+			dst[i*dstStride+o+1] = sgemmF16F32BlocksAVX2(f16At(w, (o+1)*wStride), f32At(x, i*xStride), nb)
 		}
 	}
 	if o < mw {
 		for i := range mx {
-			dst[i*dstStride+o] = sgemmF16BlocksAVX2(f16At(w, o*wStride), f16At(x, i*xStride), nb)
+			dst[i*dstStride+o] = sgemmF16F32BlocksAVX2(f16At(w, o*wStride), f32At(x, i*xStride), nb)
 		}
 	}
 }
@@ -100,20 +113,21 @@ func vecDotTileF32AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 	if mw <= 0 || mx <= 0 {
 		return
 	}
-	checkTile(n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	checkTile(n*4, n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	for i := range mx {
 		vecDotF32RowsAVX2(f32At(w, 0), wStride, f32At(x, i*xStride), n, mw, &dst[i*dstStride])
 	}
 }
 
-// vecDotTileF16AVX2 sets dst[i·dstStride+o] = vecDotF16(w row o, x row i) over n elements.
+// vecDotTileF16AVX2 sets dst[i·dstStride+o] = vecDotF16(w row o, x row i) over n
+// elements, x holding F16 values widened to float32 (f16WideX).
 func vecDotTileF16AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	if mw <= 0 || mx <= 0 {
 		return
 	}
-	checkTile(n*2, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	checkTile(n*2, n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	for i := range mx {
-		vecDotF16RowsAVX2(f16At(w, 0), wStride, f16At(x, i*xStride), n, mw, &dst[i*dstStride])
+		vecDotF16F32RowsAVX2(f16At(w, 0), wStride, f32At(x, i*xStride), n, mw, &dst[i*dstStride])
 	}
 }
 

@@ -105,8 +105,9 @@ f22done:
 	VZEROUPPER
 	RET
 
-// func sgemm2x2F16AVX2(w *uint16, ws int, x *uint16, xs int, nx2, nblk int, dst *float32, ds int)
-// sgemm2x2F32AVX2 over F16 rows (sgemmF16).
+// func sgemm2x2F16AVX2(w *uint16, ws int, x *float32, xs int, nx2, nblk int, dst *float32, ds int)
+// sgemm2x2F32AVX2 over F16 weight rows and activation rows of F16 values widened to
+// float32 (sgemmF16).
 TEXT ·sgemm2x2F16AVX2(SB), NOSPLIT, $0-64
 	MOVQ w+0(FP), SI
 	MOVQ ws+8(FP), R8
@@ -135,10 +136,10 @@ h22x:
 	MOVQ   R11, CX
 
 h22k:
-	VCVTPH2PS   (BX), Y8
-	VCVTPH2PS   16(BX), Y9
-	VCVTPH2PS   (R14), Y10
-	VCVTPH2PS   16(R14), Y11
+	VMOVUPS     (BX), Y8
+	VMOVUPS     32(BX), Y9
+	VMOVUPS     (R14), Y10
+	VMOVUPS     32(R14), Y11
 	VCVTPH2PS   (AX), Y12
 	VCVTPH2PS   16(AX), Y13
 	VFMADD231PS Y12, Y8, Y0
@@ -152,9 +153,9 @@ h22k:
 	VFMADD231PS Y12, Y10, Y6
 	VFMADD231PS Y13, Y11, Y7
 	ADDQ        $32, AX
-	ADDQ        $32, BX
+	ADDQ        $64, BX
 	ADDQ        $32, R13
-	ADDQ        $32, R14
+	ADDQ        $64, R14
 	DECQ        CX
 	JNE         h22k
 
@@ -218,6 +219,30 @@ h11k:
 	VZEROUPPER
 	RET
 
+// func sgemmF16F32BlocksAVX2(a *uint16, b *float32, nblk int) float32
+// sgemmF16 of an F16 row and a row of F16 values widened to float32, nblk ≥ 1 blocks.
+TEXT ·sgemmF16F32BlocksAVX2(SB), NOSPLIT, $0-28
+	MOVQ   a+0(FP), SI
+	MOVQ   b+8(FP), DI
+	MOVQ   nblk+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+hf11k:
+	VCVTPH2PS   (SI), Y8
+	VCVTPH2PS   16(SI), Y9
+	VFMADD231PS (DI), Y8, Y0
+	VFMADD231PS 32(DI), Y9, Y1
+	ADDQ        $32, SI
+	ADDQ        $64, DI
+	DECQ        CX
+	JNE         hf11k
+
+	REDUCE16(Y0, Y1, X0, X2)
+	VMOVSS X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
 // VECREDUCE: the four 16-lane accumulators (Y0,Y1) (Y2,Y3) (Y4,Y5) (Y6,Y7) combined as
 // (0+2)+(1+3) and reduced as reduce16 into lane 0 of X0.
 #define VECREDUCE \
@@ -241,7 +266,8 @@ h11k:
 
 // func vecDotF32RowsAVX2(w *float32, ws int, x *float32, n, rows int, dst *float32)
 // dst[r] = vecDotF32(w+r·ws, x, n) for r < rows: blocks of 64 into four 16-lane
-// accumulators, (0+2)+(1+3), reduce16, then the n%64 tail one FMA at a time.
+// accumulators, (0+2)+(1+3), reduce16, then the n%64 tail one FMA at a time, eight
+// rows' tails interleaved.
 TEXT ·vecDotF32RowsAVX2(SB), NOSPLIT, $0-48
 	MOVQ w+0(FP), SI
 	MOVQ ws+8(FP), R8
@@ -287,24 +313,88 @@ fvblk:
 
 fvred:
 	VECREDUCE
-	MOVQ  R11, CX
-	TESTQ CX, CX
-	JEQ   fvstore
-
-fvtail:
-	VMOVSS      (AX), X1
-	VFMADD231SS (BX), X1, X0
-	ADDQ        $4, AX
-	ADDQ        $4, BX
-	DECQ        CX
-	JNE         fvtail
-
-fvstore:
 	VMOVSS X0, (DX)
 	ADDQ   $4, DX
 	ADDQ   R8, SI
 	DECQ   R10
 	JNE    fvrow
+
+	// Tails: dst[r] = fma chain over the last n%64 elements, from the block sum.
+	TESTQ R11, R11
+	JEQ   fvdone
+	MOVQ  w+0(FP), SI
+	MOVQ  R12, AX
+	SHLQ  $8, AX
+	ADDQ  AX, SI          // row 0's tail
+	ADDQ  AX, DI          // x's tail
+	MOVQ  rows+32(FP), R10
+	MOVQ  dst+40(FP), DX
+	LEAQ  (R8)(R8*2), R13 // 3·ws
+
+fvt8:
+	CMPQ   R10, $8
+	JLT    fvt1
+	VMOVSS (DX), X0
+	VMOVSS 4(DX), X1
+	VMOVSS 8(DX), X2
+	VMOVSS 12(DX), X3
+	VMOVSS 16(DX), X4
+	VMOVSS 20(DX), X5
+	VMOVSS 24(DX), X6
+	VMOVSS 28(DX), X7
+	MOVQ   SI, AX
+	LEAQ   (SI)(R8*4), BX
+	MOVQ   DI, R9
+	MOVQ   R11, CX
+
+fvt8e:
+	VMOVSS      (R9), X8
+	VFMADD231SS (AX), X8, X0
+	VFMADD231SS (AX)(R8*1), X8, X1
+	VFMADD231SS (AX)(R8*2), X8, X2
+	VFMADD231SS (AX)(R13*1), X8, X3
+	VFMADD231SS (BX), X8, X4
+	VFMADD231SS (BX)(R8*1), X8, X5
+	VFMADD231SS (BX)(R8*2), X8, X6
+	VFMADD231SS (BX)(R13*1), X8, X7
+	ADDQ        $4, AX
+	ADDQ        $4, BX
+	ADDQ        $4, R9
+	DECQ        CX
+	JNE         fvt8e
+	VMOVSS X0, (DX)
+	VMOVSS X1, 4(DX)
+	VMOVSS X2, 8(DX)
+	VMOVSS X3, 12(DX)
+	VMOVSS X4, 16(DX)
+	VMOVSS X5, 20(DX)
+	VMOVSS X6, 24(DX)
+	VMOVSS X7, 28(DX)
+	ADDQ   $32, DX
+	LEAQ   (SI)(R8*8), SI
+	SUBQ   $8, R10
+	JMP    fvt8
+
+fvt1:
+	TESTQ  R10, R10
+	JEQ    fvdone
+	VMOVSS (DX), X0
+	MOVQ   SI, AX
+	MOVQ   DI, R9
+	MOVQ   R11, CX
+
+fvt1e:
+	VMOVSS      (R9), X8
+	VFMADD231SS (AX), X8, X0
+	ADDQ        $4, AX
+	ADDQ        $4, R9
+	DECQ        CX
+	JNE         fvt1e
+	VMOVSS X0, (DX)
+	ADDQ   $4, DX
+	ADDQ   R8, SI
+	DECQ   R10
+	JMP    fvt1
 
 fvdone:
 	VZEROUPPER
@@ -907,5 +997,399 @@ cascale1:
 	JMP          camad1
 
 cadone:
+	VZEROUPPER
+	RET
+
+// func vecDotF16F32RowsAVX2(w *uint16, ws int, x *float32, n, rows int, dst *float32)
+// dst[r] = vecDotF16(w+r·ws, x) over n elements for r < rows, x holding F16 values
+// widened to float32: blocks of 64 as vecDotF32RowsAVX2, then the tail's exact float32
+// products added to the float64 sum in order, eight rows' tails interleaved.
+TEXT ·vecDotF16F32RowsAVX2(SB), NOSPLIT, $512-48
+	MOVQ w+0(FP), SI
+	MOVQ ws+8(FP), R8
+	MOVQ x+16(FP), DI
+	MOVQ n+24(FP), R11
+	MOVQ rows+32(FP), R10
+	MOVQ dst+40(FP), DX
+	MOVQ R11, R12
+	SHRQ $6, R12          // blocks of 64
+	ANDQ $63, R11         // tail
+	TESTQ R10, R10
+	JEQ   gvdone
+
+gvrow:
+	ZERO8
+	MOVQ SI, AX
+	MOVQ DI, BX
+	MOVQ R12, CX
+	TESTQ CX, CX
+	JEQ   gvred
+
+gvblk:
+	VCVTPH2PS   (AX), Y8
+	VCVTPH2PS   16(AX), Y9
+	VCVTPH2PS   32(AX), Y10
+	VCVTPH2PS   48(AX), Y11
+	VFMADD231PS (BX), Y8, Y0
+	VFMADD231PS 32(BX), Y9, Y1
+	VFMADD231PS 64(BX), Y10, Y2
+	VFMADD231PS 96(BX), Y11, Y3
+	VCVTPH2PS   64(AX), Y8
+	VCVTPH2PS   80(AX), Y9
+	VCVTPH2PS   96(AX), Y10
+	VCVTPH2PS   112(AX), Y11
+	VFMADD231PS 128(BX), Y8, Y4
+	VFMADD231PS 160(BX), Y9, Y5
+	VFMADD231PS 192(BX), Y10, Y6
+	VFMADD231PS 224(BX), Y11, Y7
+	ADDQ        $128, AX
+	ADDQ        $256, BX
+	DECQ        CX
+	JNE         gvblk
+
+gvred:
+	VECREDUCE
+	VMOVSS X0, (DX)
+	ADDQ   $4, DX
+	ADDQ   R8, SI
+	DECQ   R10
+	JNE    gvrow
+
+	// Tails: sum = float64(block sum), then += float64(F16(w[i])·x[i]) in order.
+	TESTQ R11, R11
+	JEQ   gvdone
+	MOVQ  w+0(FP), SI
+	MOVQ  R12, AX
+	SHLQ  $7, AX
+	ADDQ  AX, SI          // row 0's tail
+	SHLQ  $1, AX
+	ADDQ  AX, DI          // x's tail
+	MOVQ  rows+32(FP), R10
+	MOVQ  dst+40(FP), DX
+	LEAQ  (R8)(R8*2), R13 // 3·ws
+
+gvt8:
+	CMPQ R10, $8
+	JLT  gvt1
+	VMOVSS 0(DX), X0
+	VCVTSS2SD X0, X0, X0
+	VMOVSS 4(DX), X1
+	VCVTSS2SD X1, X1, X1
+	VMOVSS 8(DX), X2
+	VCVTSS2SD X2, X2, X2
+	VMOVSS 12(DX), X3
+	VCVTSS2SD X3, X3, X3
+	VMOVSS 16(DX), X4
+	VCVTSS2SD X4, X4, X4
+	VMOVSS 20(DX), X5
+	VCVTSS2SD X5, X5, X5
+	VMOVSS 24(DX), X6
+	VCVTSS2SD X6, X6, X6
+	VMOVSS 28(DX), X7
+	VCVTSS2SD X7, X7, X7
+	MOVQ SI, AX
+	LEAQ (SI)(R8*4), BX
+	MOVQ DI, R9
+	MOVQ R11, CX
+	CMPQ CX, $8
+	JLT  gvt8s
+
+gvt8v:
+	VMOVUPS (R9), Y14
+	VCVTPH2PS    (AX), Y8
+	VMULPS       Y14, Y8, Y8
+	VCVTPS2PD    X8, Y9
+	VEXTRACTF128 $1, Y8, X8
+	VCVTPS2PD    X8, Y10
+	VMOVUPD      Y9, 0(SP)
+	VMOVUPD      Y10, 32(SP)
+	VCVTPH2PS    (AX)(R8*1), Y8
+	VMULPS       Y14, Y8, Y8
+	VCVTPS2PD    X8, Y9
+	VEXTRACTF128 $1, Y8, X8
+	VCVTPS2PD    X8, Y10
+	VMOVUPD      Y9, 64(SP)
+	VMOVUPD      Y10, 96(SP)
+	VCVTPH2PS    (AX)(R8*2), Y8
+	VMULPS       Y14, Y8, Y8
+	VCVTPS2PD    X8, Y9
+	VEXTRACTF128 $1, Y8, X8
+	VCVTPS2PD    X8, Y10
+	VMOVUPD      Y9, 128(SP)
+	VMOVUPD      Y10, 160(SP)
+	VCVTPH2PS    (AX)(R13*1), Y8
+	VMULPS       Y14, Y8, Y8
+	VCVTPS2PD    X8, Y9
+	VEXTRACTF128 $1, Y8, X8
+	VCVTPS2PD    X8, Y10
+	VMOVUPD      Y9, 192(SP)
+	VMOVUPD      Y10, 224(SP)
+	VCVTPH2PS    (BX), Y8
+	VMULPS       Y14, Y8, Y8
+	VCVTPS2PD    X8, Y9
+	VEXTRACTF128 $1, Y8, X8
+	VCVTPS2PD    X8, Y10
+	VMOVUPD      Y9, 256(SP)
+	VMOVUPD      Y10, 288(SP)
+	VCVTPH2PS    (BX)(R8*1), Y8
+	VMULPS       Y14, Y8, Y8
+	VCVTPS2PD    X8, Y9
+	VEXTRACTF128 $1, Y8, X8
+	VCVTPS2PD    X8, Y10
+	VMOVUPD      Y9, 320(SP)
+	VMOVUPD      Y10, 352(SP)
+	VCVTPH2PS    (BX)(R8*2), Y8
+	VMULPS       Y14, Y8, Y8
+	VCVTPS2PD    X8, Y9
+	VEXTRACTF128 $1, Y8, X8
+	VCVTPS2PD    X8, Y10
+	VMOVUPD      Y9, 384(SP)
+	VMOVUPD      Y10, 416(SP)
+	VCVTPH2PS    (BX)(R13*1), Y8
+	VMULPS       Y14, Y8, Y8
+	VCVTPS2PD    X8, Y9
+	VEXTRACTF128 $1, Y8, X8
+	VCVTPS2PD    X8, Y10
+	VMOVUPD      Y9, 448(SP)
+	VMOVUPD      Y10, 480(SP)
+	VADDSD 0(SP), X0, X0
+	VADDSD 64(SP), X1, X1
+	VADDSD 128(SP), X2, X2
+	VADDSD 192(SP), X3, X3
+	VADDSD 256(SP), X4, X4
+	VADDSD 320(SP), X5, X5
+	VADDSD 384(SP), X6, X6
+	VADDSD 448(SP), X7, X7
+	VADDSD 8(SP), X0, X0
+	VADDSD 72(SP), X1, X1
+	VADDSD 136(SP), X2, X2
+	VADDSD 200(SP), X3, X3
+	VADDSD 264(SP), X4, X4
+	VADDSD 328(SP), X5, X5
+	VADDSD 392(SP), X6, X6
+	VADDSD 456(SP), X7, X7
+	VADDSD 16(SP), X0, X0
+	VADDSD 80(SP), X1, X1
+	VADDSD 144(SP), X2, X2
+	VADDSD 208(SP), X3, X3
+	VADDSD 272(SP), X4, X4
+	VADDSD 336(SP), X5, X5
+	VADDSD 400(SP), X6, X6
+	VADDSD 464(SP), X7, X7
+	VADDSD 24(SP), X0, X0
+	VADDSD 88(SP), X1, X1
+	VADDSD 152(SP), X2, X2
+	VADDSD 216(SP), X3, X3
+	VADDSD 280(SP), X4, X4
+	VADDSD 344(SP), X5, X5
+	VADDSD 408(SP), X6, X6
+	VADDSD 472(SP), X7, X7
+	VADDSD 32(SP), X0, X0
+	VADDSD 96(SP), X1, X1
+	VADDSD 160(SP), X2, X2
+	VADDSD 224(SP), X3, X3
+	VADDSD 288(SP), X4, X4
+	VADDSD 352(SP), X5, X5
+	VADDSD 416(SP), X6, X6
+	VADDSD 480(SP), X7, X7
+	VADDSD 40(SP), X0, X0
+	VADDSD 104(SP), X1, X1
+	VADDSD 168(SP), X2, X2
+	VADDSD 232(SP), X3, X3
+	VADDSD 296(SP), X4, X4
+	VADDSD 360(SP), X5, X5
+	VADDSD 424(SP), X6, X6
+	VADDSD 488(SP), X7, X7
+	VADDSD 48(SP), X0, X0
+	VADDSD 112(SP), X1, X1
+	VADDSD 176(SP), X2, X2
+	VADDSD 240(SP), X3, X3
+	VADDSD 304(SP), X4, X4
+	VADDSD 368(SP), X5, X5
+	VADDSD 432(SP), X6, X6
+	VADDSD 496(SP), X7, X7
+	VADDSD 56(SP), X0, X0
+	VADDSD 120(SP), X1, X1
+	VADDSD 184(SP), X2, X2
+	VADDSD 248(SP), X3, X3
+	VADDSD 312(SP), X4, X4
+	VADDSD 376(SP), X5, X5
+	VADDSD 440(SP), X6, X6
+	VADDSD 504(SP), X7, X7
+	ADDQ $16, AX
+	ADDQ $16, BX
+	ADDQ $32, R9
+	SUBQ $8, CX
+	CMPQ CX, $8
+	JGE  gvt8v
+
+gvt8s:
+	TESTQ CX, CX
+	JEQ   gvt8end
+
+gvt8se:
+	VMOVSS (R9), X8
+	MOVWLZX   (AX), R14
+	VMOVD     R14, X9
+	VCVTPH2PS X9, X9
+	VMULSS    X8, X9, X9
+	VCVTSS2SD X9, X9, X9
+	VADDSD    X9, X0, X0
+	MOVWLZX   (AX)(R8*1), R14
+	VMOVD     R14, X9
+	VCVTPH2PS X9, X9
+	VMULSS    X8, X9, X9
+	VCVTSS2SD X9, X9, X9
+	VADDSD    X9, X1, X1
+	MOVWLZX   (AX)(R8*2), R14
+	VMOVD     R14, X9
+	VCVTPH2PS X9, X9
+	VMULSS    X8, X9, X9
+	VCVTSS2SD X9, X9, X9
+	VADDSD    X9, X2, X2
+	MOVWLZX   (AX)(R13*1), R14
+	VMOVD     R14, X9
+	VCVTPH2PS X9, X9
+	VMULSS    X8, X9, X9
+	VCVTSS2SD X9, X9, X9
+	VADDSD    X9, X3, X3
+	MOVWLZX   (BX), R14
+	VMOVD     R14, X9
+	VCVTPH2PS X9, X9
+	VMULSS    X8, X9, X9
+	VCVTSS2SD X9, X9, X9
+	VADDSD    X9, X4, X4
+	MOVWLZX   (BX)(R8*1), R14
+	VMOVD     R14, X9
+	VCVTPH2PS X9, X9
+	VMULSS    X8, X9, X9
+	VCVTSS2SD X9, X9, X9
+	VADDSD    X9, X5, X5
+	MOVWLZX   (BX)(R8*2), R14
+	VMOVD     R14, X9
+	VCVTPH2PS X9, X9
+	VMULSS    X8, X9, X9
+	VCVTSS2SD X9, X9, X9
+	VADDSD    X9, X6, X6
+	MOVWLZX   (BX)(R13*1), R14
+	VMOVD     R14, X9
+	VCVTPH2PS X9, X9
+	VMULSS    X8, X9, X9
+	VCVTSS2SD X9, X9, X9
+	VADDSD    X9, X7, X7
+	ADDQ $2, AX
+	ADDQ $2, BX
+	ADDQ $4, R9
+	DECQ CX
+	JNE  gvt8se
+
+gvt8end:
+	VCVTSD2SS X0, X0, X0
+	VMOVSS X0, 0(DX)
+	VCVTSD2SS X1, X1, X1
+	VMOVSS X1, 4(DX)
+	VCVTSD2SS X2, X2, X2
+	VMOVSS X2, 8(DX)
+	VCVTSD2SS X3, X3, X3
+	VMOVSS X3, 12(DX)
+	VCVTSD2SS X4, X4, X4
+	VMOVSS X4, 16(DX)
+	VCVTSD2SS X5, X5, X5
+	VMOVSS X5, 20(DX)
+	VCVTSD2SS X6, X6, X6
+	VMOVSS X6, 24(DX)
+	VCVTSD2SS X7, X7, X7
+	VMOVSS X7, 28(DX)
+	ADDQ $32, DX
+	LEAQ (SI)(R8*8), SI
+	SUBQ $8, R10
+	JMP  gvt8
+
+gvt1:
+	TESTQ R10, R10
+	JEQ   gvdone
+	VMOVSS    (DX), X0
+	VCVTSS2SD X0, X0, X0
+	MOVQ      SI, AX
+	MOVQ      DI, R9
+	MOVQ      R11, CX
+
+gvt1e:
+	VMOVSS    (R9), X8
+	MOVWLZX   (AX), R14
+	VMOVD     R14, X9
+	VCVTPH2PS X9, X9
+	VMULSS    X8, X9, X9
+	VCVTSS2SD X9, X9, X9
+	VADDSD    X9, X0, X0
+	ADDQ      $2, AX
+	ADDQ      $4, R9
+	DECQ      CX
+	JNE       gvt1e
+	VCVTSD2SS X0, X0, X0
+	VMOVSS    X0, (DX)
+	ADDQ      $4, DX
+	ADDQ      R8, SI
+	DECQ      R10
+	JMP       gvt1
+
+gvdone:
+	VZEROUPPER
+	RET
+
+// func f32ToF16RowAVX2(dst *uint16, src *float32, n8 int) bool
+// dst[i] = F16(src[i]) rounded to nearest even for i < 8·n8 (VCVTPS2PH). It reports
+// whether src held a NaN, whose F16 bits tensor.F32ToF16 sets differently: the caller
+// converts such a row again.
+TEXT ·f32ToF16RowAVX2(SB), NOSPLIT, $0-25
+	MOVQ   dst+0(FP), DX
+	MOVQ   src+8(FP), SI
+	MOVQ   n8+16(FP), CX
+	VXORPS Y7, Y7, Y7
+	TESTQ  CX, CX
+	JEQ    cvdone
+
+cvloop:
+	VMOVUPS   (SI), Y0
+	VCMPPS    $3, Y0, Y0, Y1
+	VORPS     Y1, Y7, Y7
+	VCVTPS2PH $0, Y0, (DX)
+	ADDQ      $32, SI
+	ADDQ      $16, DX
+	DECQ      CX
+	JNE       cvloop
+
+cvdone:
+	VPTEST Y7, Y7
+	SETNE  ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func roundF16RowAVX2(dst, src *float32, n8 int) bool
+// dst[i] = float32(F16(src[i])) for i < 8·n8: the F16 activations of an F16 matmul,
+// widened once. It reports whether src held a NaN (see f32ToF16RowAVX2).
+TEXT ·roundF16RowAVX2(SB), NOSPLIT, $0-25
+	MOVQ   dst+0(FP), DX
+	MOVQ   src+8(FP), SI
+	MOVQ   n8+16(FP), CX
+	VXORPS Y7, Y7, Y7
+	TESTQ  CX, CX
+	JEQ    rfdone
+
+rfloop:
+	VMOVUPS   (SI), Y0
+	VCMPPS    $3, Y0, Y0, Y1
+	VORPS     Y1, Y7, Y7
+	VCVTPS2PH $0, Y0, X0
+	VCVTPH2PS X0, Y0
+	VMOVUPS   Y0, (DX)
+	ADDQ      $32, SI
+	ADDQ      $32, DX
+	DECQ      CX
+	JNE       rfloop
+
+rfdone:
+	VPTEST Y7, Y7
+	SETNE  ret+24(FP)
 	VZEROUPPER
 	RET

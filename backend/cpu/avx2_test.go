@@ -102,7 +102,18 @@ func TestFloatTilesBits(t *testing.T) {
 				w, x := randRows(r, wt, mw, n, wStride), randRows(r, wt, mx, n, xStride)
 				dstStride := mw + r.IntN(3)
 				dst := make([]float32, (mx-1)*dstStride+mw)
-				tile(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+				tx, txStride := x, xStride
+				if wt == tensor.F16 && f16WideX() { // the tile takes the activations widened
+					txStride = 4*n + 4*r.IntN(3)*8
+					tx = make([]byte, (mx-1)*txStride+4*n)
+					for i := range mx {
+						row := tensor.Float32s(tx[i*txStride:])
+						for j, h := range uint16s(x[i*xStride:])[:n] {
+							row[j] = fromF16(h)
+						}
+					}
+				}
+				tile(n, w, wStride, mw, tx, txStride, mx, dst, dstStride)
 				for i := range mx {
 					for o := range mw {
 						want := goDot(wt, sgemm, w[o*wStride:o*wStride+n*es], x[i*xStride:i*xStride+n*es], n)
@@ -237,6 +248,41 @@ func TestAttendOneChunkBits(t *testing.T) {
 		for d := range got {
 			if math.Float32bits(got[d]) != math.Float32bits(want[d]) && !(got[d] != got[d] && want[d] != want[d]) {
 				t.Fatalf("hd=%d keys %d [%d]: %g, sequential %g", hd, nkeys, d, got[d], want[d])
+			}
+		}
+	}
+}
+
+// TestF16RowsBits checks the F32 to F16 row conversions of SetRows and of the F16
+// matmul's activations against tensor.F32ToF16, NaNs and overflows included.
+func TestF16RowsBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), 65504, 65520, 65519.99,
+		-65520, 1e-8, 0x1p-24, 0x1p-25, 0x1.8p-25, 5.9604645e-08, math.MaxFloat32,
+		float32(math.NaN()), math.Float32frombits(0x7f800001), math.Float32frombits(0xffc00123)}
+	for trial := range 300 {
+		n := 1 + trial%40
+		src := make([]float32, n)
+		for i := range src {
+			switch r.IntN(8) {
+			case 0:
+				src[i] = specials[r.IntN(len(specials))]
+			case 1:
+				src[i] = math.Float32frombits(r.Uint32()) // NaNs among them
+			default:
+				src[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(40)-25))
+			}
+		}
+		h, w := make([]uint16, n), make([]float32, n)
+		f32ToF16Row(h, src)
+		roundF16Row(w, src)
+		for i, x := range src {
+			want := toF16(x)
+			if h[i] != want {
+				t.Fatalf("f32ToF16Row(%g) = %#x, want %#x", x, h[i], want)
+			}
+			if math.Float32bits(w[i]) != math.Float32bits(fromF16(want)) {
+				t.Fatalf("roundF16Row(%g) = %g, want %g", x, w[i], fromF16(want))
 			}
 		}
 	}

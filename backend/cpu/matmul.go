@@ -16,6 +16,7 @@ type matmulTask struct {
 	x        []float32 // (n, in)
 	w        []byte    // (out, in) of wt
 	xq       []byte    // (n, in) of qt, activationType(wt): x itself when qt is F32
+	xrb      int       // bytes per row of xq: qt.RowBytes(in), or 4·in for F16 widened (f16WideX)
 	wt, qt   tensor.DType
 	quant    func(dst []byte, src []float32) // tensor.ActivationQuantizer(qt)
 	dot      func(n int, w, x []byte) float32
@@ -29,13 +30,13 @@ type matmulTask struct {
 
 func (t *matmulTask) run(_, lo, hi int) {
 	if t.quantize {
-		rb := t.qt.RowBytes(t.in)
+		rb := t.xrb
 		for i := lo; i < hi; i++ {
 			t.quant(t.xq[i*rb:(i+1)*rb], t.x[i*t.in:(i+1)*t.in])
 		}
 		return
 	}
-	wrb, xrb := t.wt.RowBytes(t.in), t.qt.RowBytes(t.in)
+	wrb, xrb := t.wt.RowBytes(t.in), t.xrb
 	if t.tile != nil {
 		t.tile(t.in, t.w[lo*wrb:hi*wrb], wrb, hi-lo, t.xq, xrb, t.n, t.dst[lo:], t.out)
 		return
@@ -87,6 +88,10 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	}
 	t := &d.mm
 	*t = matmulTask{tile: mulMatTile(wb.dt, xb.rows, wb.cols, wb.rows), dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, quant: quant, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
+	t.xrb = qt.RowBytes(wb.cols)
+	if wb.dt == tensor.F16 && t.tile != nil && f16WideX() {
+		t.quant, t.xrb = roundF16Bytes, 4*wb.cols
+	}
 	if t.gemm = mulMatGemm(wb.dt, wb.rows); t.gemm != nil {
 		t.ngemm = t.n - t.n%tensor.X86RepackGemmRows
 		t.gemmTile = tensor.X86RepackGemmTileFunc(wb.dt)
@@ -94,7 +99,7 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	if qt == tensor.F32 {
 		t.xq = xb.data
 	} else {
-		t.xq = d.scratch(xb.rows * qt.RowBytes(wb.cols))
+		t.xq = d.scratch(xb.rows * t.xrb)
 		t.quantize = true
 		d.pool.parallel(t, t.n, 1)
 		t.quantize = false

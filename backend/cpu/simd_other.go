@@ -57,3 +57,7 @@ func expfRowAVX2(dst, src *float32, n4 int) bool { panic("cpu: no assembly kerne
 func chunkAccF16AVX2(acc, v *uint16, vstride int, vs, ms *float32, nkeys, hd int) {
 	panic("cpu: no assembly kernels")
 }
+
+func f32ToF16RowAVX2(dst *uint16, src *float32, n8 int) bool { panic("cpu: no assembly kernels") }
+
+func roundF16RowAVX2(dst, src *float32, n8 int) bool { panic("cpu: no assembly kernels") }
