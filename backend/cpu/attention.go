@@ -35,6 +35,7 @@ type attentionScratch struct {
 }
 
 func (s *attentionScratch) grow(ctx, headDim int) {
+	ctx = (ctx + 4*lanes - 1) &^ (4*lanes - 1) // attendSoftmax pads to blocks of 64
 	if len(s.s) < ctx {
 		s.s = make([]float32, ctx)
 		s.e = make([]float32, ctx)
@@ -156,24 +157,44 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, a backend.Att
 func attendSoftmax(out, q, k, v []float32, h kvHead, scale float32, n int, sc *attentionScratch) {
 	s := sc.s[:h.n]
 	hd := len(q)
+	if useAVX2 && hd > 0 {
+		_ = k[(h.n-1)*h.cols+h.off+hd-1]
+		vecDotF32RowsAVX2(&k[h.off], 4*h.cols, &q[0], hd, h.n, &s[0])
+		for j := range s {
+			s[j] *= scale
+		}
+	} else {
+		for j := range s {
+			s[j] = vecDotF32(q, k[j*h.cols+h.off:j*h.cols+h.off+hd], hd) * scale
+		}
+	}
 	m := float32(math.Inf(-1))
-	for j := range s {
-		s[j] = vecDotF32(q, k[j*h.cols+h.off:j*h.cols+h.off+hd], hd) * scale
-		m = max(m, s[j])
+	for _, x := range s {
+		m = max(m, x)
 	}
 	inv := float32(1 / softmaxExp(s, m))
 	for j := range s {
 		s[j] *= inv
 	}
-	vcol := sc.acc[:h.n] // (n) column d of this head's V
+	np := (h.n + 4*lanes - 1) &^ (4*lanes - 1)
+	if useAVX2 { // the padding as zeros in memory: full blocks for the assembly
+		s = sc.s[:np]
+		clear(s[h.n:])
+	}
+	vcol := sc.acc[:len(s)] // (n) column d of this head's V
 	for d := range out {
-		for j := range vcol {
+		for j := range h.n {
 			vcol[j] = v[j*h.cols+h.off+d]
 		}
-		if n >= 2 {
+		switch {
+		case useAVX2 && n >= 2:
+			out[d] = sgemmF32BlocksAVX2(&vcol[0], &s[0], (h.n+lanes-1)/lanes)
+		case useAVX2:
+			vecDotF32RowsAVX2(&vcol[0], 0, &s[0], np, 1, &out[d])
+		case n >= 2:
 			out[d] = sgemmPadded(vcol, s)
-		} else {
-			out[d] = vecDotF32(vcol, s, (h.n+4*lanes-1)&^(4*lanes-1))
+		default:
+			out[d] = vecDotF32(vcol, s, np)
 		}
 	}
 }

@@ -215,6 +215,14 @@ func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 				scores8F16(&k[r], &idx, &q[0], hd, scale, &s[j])
 			}
 		}
+		// The last keys with the cache rows after them (unused scores) where the cache
+		// has them.
+		if r := (t0+j)*h.cols + h.off; useAVX2 && j < len(s) && r+7*h.cols+hd <= len(k) {
+			var s8 [8]float32
+			scores8F16AVX2(&k[r], &idx, &q[0], hd, scale, &s8[0])
+			copy(s[j:], s8[:])
+			j = len(s)
+		}
 	}
 	for ; j < len(s); j++ {
 		r := (t0+j)*h.cols + h.off
