@@ -144,7 +144,12 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, a backend.Att
 	}
 	t := &d.att
 	t.kernel, t.dst, t.q, t.k, t.v, t.pos, t.a = kernel, o.f32(), qb.f32(), kb.data, vb.data, p.i32(), a
-	d.pool.parallel(t, qb.rows*a.Heads, 1)
+	// A unit (row, head) costs about its keys times the head size, twice (scores, V).
+	maxKeys := 0
+	for _, pos := range t.pos {
+		maxKeys = max(maxKeys, int(pos)+1)
+	}
+	d.pool.parallel(t, qb.rows*a.Heads, grainFor(maxKeys*a.HeadDim, 1))
 	t.dst, t.q, t.k, t.v, t.pos = nil, nil, nil, nil, nil
 }
 

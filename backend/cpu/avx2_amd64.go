@@ -1,10 +1,6 @@
 package cpu
 
-import (
-	"unsafe"
-
-	"github.com/infergo/infer/tensor"
-)
+import "github.com/infergo/infer/tensor"
 
 // The AVX2 kernels of avx2_amd64.s (strides in bytes), and their tile forms for MatMul.
 
@@ -130,10 +126,6 @@ func vecDotTileF16AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 		vecDotF16F32RowsAVX2(f16At(w, 0), wStride, f32At(x, i*xStride), n, mw, &dst[i*dstStride])
 	}
 }
-
-// f32At and f16At point at byte off of b, which checkTile has bounded.
-func f32At(b []byte, off int) *float32 { return (*float32)(unsafe.Pointer(&b[off])) }
-func f16At(b []byte, off int) *uint16  { return (*uint16)(unsafe.Pointer(&b[off])) }
 
 //go:noescape
 func scoresF16SeqAVX2(k *uint16, ks int, q *float32, hd, nkeys int, scale float32, s *float32)

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/infergo/infer/tensor"
 )
@@ -17,6 +18,9 @@ func floatTile(wt tensor.DType, sgemm bool) tileFunc {
 		return nil // the AVX-512 dots of simd_amd64.s, one output at a time
 	}
 	if f := avx2Tile(wt, sgemm); f != nil {
+		return f
+	}
+	if f := neonTile(wt, sgemm); f != nil {
 		return f
 	}
 	return goTile(wt, sgemm)
@@ -297,3 +301,8 @@ func reduce64(a *[4 * lanes]float32) float32 {
 // f32Row and f16Row view the n elements at byte off of b (a row of a tile).
 func f32Row(b []byte, off, n int) []float32 { return tensor.Float32s(b[off:])[:n] }
 func f16Row(b []byte, off, n int) []uint16  { return uint16s(b[off:])[:n] }
+
+// f32At and f16At point at byte off of b, which checkTile has bounded (the assembly
+// tiles' row pointers).
+func f32At(b []byte, off int) *float32 { return (*float32)(unsafe.Pointer(&b[off])) }
+func f16At(b []byte, off int) *uint16  { return (*uint16)(unsafe.Pointer(&b[off])) }

@@ -101,10 +101,10 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	} else {
 		t.xq = d.scratch(xb.rows * t.xrb)
 		t.quantize = true
-		d.pool.parallel(t, t.n, 1)
+		d.pool.parallel(t, t.n, grainFor(t.in, 1))
 		t.quantize = false
 	}
-	d.pool.parallel(t, t.out, 16)
+	d.pool.parallel(t, t.out, grainFor(t.n*t.in, 16))
 	*t = matmulTask{}
 }
 

@@ -34,6 +34,17 @@ const chunksPerWorker = 4
 // maxChunks bounds a job's chunk count: claim packs it in 16 bits.
 const maxChunks = 1<<16 - 1
 
+// minChunkWork is the least work (multiply-adds, or elements touched) worth a chunk of
+// its own: a few microseconds of AVX2 kernel time, about what handing a chunk to
+// another worker costs. Smaller jobs run on the caller alone.
+const minChunkWork = 1 << 15
+
+// grainFor returns the grain (units per chunk) for units that cost work each: at least
+// min, and enough units to make minChunkWork.
+func grainFor(work, min int) int {
+	return max(min, minChunkWork/max(work, 1))
+}
+
 // worker is one goroutine's mailbox, padded to its own cache line.
 type worker struct {
 	parked atomic.Bool   // the goroutine is (about to be) blocked on wake
