@@ -146,4 +146,4 @@ func softmaxExpAVX2(s *float32, n int, m float32) float64
 func expfRowAVX2(dst, src *float32, n4 int) bool
 
 //go:noescape
-func chunkAccF16AVX2(acc, v *uint16, vstride int, vs, ms *float32, nkeys, hd int)
+func chunkAccF16AVX2(acc, v *uint16, vstride int, e *float32, raised *bool, nkeys, hd int) float32

@@ -280,6 +280,15 @@ TEXT ·vecDotF32RowsAVX2(SB), NOSPLIT, $0-48
 	ANDQ $63, R11         // tail
 	TESTQ R10, R10
 	JEQ   fvdone
+	TESTQ R12, R12
+	JNE   fvrow
+
+fvzero:                // no block: the sums start at zero
+	MOVL $0, (DX)
+	ADDQ $4, DX
+	DECQ R10
+	JNE  fvzero
+	JMP  fvtails
 
 fvrow:
 	ZERO8
@@ -320,6 +329,7 @@ fvred:
 	JNE    fvrow
 
 	// Tails: dst[r] = fma chain over the last n%64 elements, from the block sum.
+fvtails:
 	TESTQ R11, R11
 	JEQ   fvdone
 	MOVQ  w+0(FP), SI
@@ -404,7 +414,7 @@ fvdone:
 // dst[r] = vecDotF16(w+r·ws, x) over n elements for r < rows: blocks of 64 as
 // vecDotF32RowsAVX2, then the tail's exact float32 products added to the float64 sum
 // in order.
-TEXT ·vecDotF16RowsAVX2(SB), NOSPLIT, $32-48
+TEXT ·vecDotF16RowsAVX2(SB), NOSPLIT, $0-48
 	MOVQ w+0(FP), SI
 	MOVQ ws+8(FP), R8
 	MOVQ x+16(FP), DI
@@ -463,22 +473,26 @@ hvred:
 	JLT       hvtail1
 
 hvtail8:
-	VCVTPH2PS (AX), Y1
-	VCVTPH2PS (BX), Y2
-	VMULPS    Y2, Y1, Y1
-	VCVTPS2PD X1, Y2
+	VCVTPH2PS    (AX), Y1
+	VCVTPH2PS    (BX), Y2
+	VMULPS       Y2, Y1, Y1
+	VCVTPS2PD    X1, Y2
 	VEXTRACTF128 $1, Y1, X1
-	VCVTPS2PD X1, Y3
-	VMOVUPD   Y2, 0(SP)
-	VADDSD    0(SP), X0, X0
-	VADDSD    8(SP), X0, X0
-	VADDSD    16(SP), X0, X0
-	VADDSD    24(SP), X0, X0
-	VMOVUPD   Y3, 0(SP)
-	VADDSD    0(SP), X0, X0
-	VADDSD    8(SP), X0, X0
-	VADDSD    16(SP), X0, X0
-	VADDSD    24(SP), X0, X0
+	VCVTPS2PD    X1, Y3
+	VUNPCKHPD    X2, X2, X4
+	VADDSD       X2, X0, X0
+	VADDSD       X4, X0, X0
+	VEXTRACTF128 $1, Y2, X2
+	VUNPCKHPD    X2, X2, X4
+	VADDSD       X2, X0, X0
+	VADDSD       X4, X0, X0
+	VUNPCKHPD    X3, X3, X4
+	VADDSD       X3, X0, X0
+	VADDSD       X4, X0, X0
+	VEXTRACTF128 $1, Y3, X3
+	VUNPCKHPD    X3, X3, X4
+	VADDSD       X3, X0, X0
+	VADDSD       X4, X0, X0
 	ADDQ      $16, AX
 	ADDQ      $16, BX
 	SUBQ      $8, CX
@@ -519,7 +533,7 @@ hvdone:
 // func scoresF16SeqAVX2(k *uint16, ks int, q *float32, hd, nkeys int, scale float32, s *float32)
 // s[j] = float32(Σ float64(F16(k_j[d])·q[d]) added in order d = 0, 1, ..., hd-1) · scale
 // for the nkeys rows k_j = k + j·ks (hd a multiple of 8): attendOneChunk's scores.
-TEXT ·scoresF16SeqAVX2(SB), NOSPLIT, $64-56
+TEXT ·scoresF16SeqAVX2(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), SI
 	MOVQ ks+8(FP), R8
 	MOVQ q+16(FP), DI
@@ -545,16 +559,20 @@ sqd:
 	VCVTPS2PD    X1, Y2
 	VEXTRACTF128 $1, Y1, X3
 	VCVTPS2PD    X3, Y3
-	VMOVUPD      Y2, 0(SP)
-	VMOVUPD      Y3, 32(SP)
-	VADDSD       0(SP), X0, X0
-	VADDSD       8(SP), X0, X0
-	VADDSD       16(SP), X0, X0
-	VADDSD       24(SP), X0, X0
-	VADDSD       32(SP), X0, X0
-	VADDSD       40(SP), X0, X0
-	VADDSD       48(SP), X0, X0
-	VADDSD       56(SP), X0, X0
+	VEXTRACTF128 $1, Y2, X4
+	VEXTRACTF128 $1, Y3, X5
+	VUNPCKHPD    X2, X2, X6
+	VUNPCKHPD    X4, X4, X7
+	VUNPCKHPD    X3, X3, X8
+	VUNPCKHPD    X5, X5, X9
+	VADDSD       X2, X0, X0
+	VADDSD       X6, X0, X0
+	VADDSD       X4, X0, X0
+	VADDSD       X7, X0, X0
+	VADDSD       X3, X0, X0
+	VADDSD       X8, X0, X0
+	VADDSD       X5, X0, X0
+	VADDSD       X9, X0, X0
 	ADDQ         $16, AX
 	ADDQ         $32, BX
 	DECQ         CX
@@ -883,28 +901,34 @@ exdone:
 	VCVTPS2PH $0, y, t; \
 	VCVTPH2PS t, y
 
-// func chunkAccF16AVX2(acc, v *uint16, vstride int, vs, ms *float32, nkeys, hd int)
-// For j < nkeys in order: acc = F16(acc·ms[j]) where ms[j] ≠ 1 (ggml_vec_scale_f16),
-// then acc[d] = F16(acc[d] + float32(F16(v_j[d])·vs[j])) (ggml_vec_mad_f16), for the
-// V rows v_j = v + j·vstride bytes and an F16 accumulator of hd elements (a multiple
-// of 8), kept in registers 32 elements at a time.
-TEXT ·chunkAccF16AVX2(SB), NOSPLIT, $0-56
+// func chunkAccF16AVX2(acc, v *uint16, vstride int, e *float32, raised *bool, nkeys, hd int) float32
+// attendOneChunk's V accumulation and softmax sum: for each key j in order, with
+// (ms, vs) = (e[j], 1) where raised[j], else (1, e[j]): acc = F16(acc·ms) where ms ≠ 1
+// (ggml_vec_scale_f16), acc[d] = F16(acc[d] + float32(F16(v_j[d])·vs))
+// (ggml_vec_mad_f16) and sum = float32(sum·ms) + vs, for the V rows
+// v_j = v + j·vstride bytes and an F16 accumulator of hd elements (a multiple of 8),
+// kept in registers 32 elements at a time. It returns sum.
+TEXT ·chunkAccF16AVX2(SB), NOSPLIT, $0-60
 	MOVQ   acc+0(FP), SI
 	MOVQ   v+8(FP), DI
 	MOVQ   vstride+16(FP), R8
-	MOVQ   vs+24(FP), R9
-	MOVQ   ms+32(FP), R10
+	MOVQ   e+24(FP), R9
+	MOVQ   raised+32(FP), R10
 	MOVQ   nkeys+40(FP), R11
 	MOVQ   hd+48(FP), R12
 	SHRQ   $3, R12        // chunks of 8 left
 	MOVL   $0x3f800000, AX
 	VMOVD  AX, X15        // 1
+	VXORPS X14, X14, X14  // sum
 	TESTQ  R11, R11
+	JEQ    cadone
+	TESTQ  R12, R12
 	JEQ    cadone
 
 cagroup:
-	CMPQ R12, $4
-	JLT  casingle
+	VXORPS X14, X14, X14
+	CMPQ   R12, $4
+	JLT    casingle
 	VCVTPH2PS (SI), Y0
 	VCVTPH2PS 16(SI), Y1
 	VCVTPH2PS 32(SI), Y2
@@ -913,13 +937,13 @@ cagroup:
 	XORQ      BX, BX
 
 cakey4:
-	VMOVSS       (R10)(BX*4), X4
-	VUCOMISS     X15, X4
-	JNE          cascale4
-	JPS          cascale4
+	VMOVSS       (R9)(BX*4), X4
+	CMPB         (R10)(BX*1), $0
+	JNE          caraise4
+	VADDSS       X4, X14, X14
+	VBROADCASTSS X4, Y5
 
 camad4:
-	VBROADCASTSS (R9)(BX*4), Y5
 	VCVTPH2PS    (AX), Y6
 	VCVTPH2PS    16(AX), Y7
 	VCVTPH2PS    32(AX), Y8
@@ -950,6 +974,15 @@ camad4:
 	JNE          cagroup
 	JMP          cadone
 
+caraise4:
+	VMULSS       X4, X14, X14
+	VADDSS       X15, X14, X14
+	VBROADCASTSS X15, Y5
+	VUCOMISS     X15, X4
+	JNE          cascale4
+	JPS          cascale4
+	JMP          camad4
+
 cascale4:
 	VBROADCASTSS X4, Y4
 	VMULPS       Y4, Y0, Y0
@@ -968,13 +1001,13 @@ casingle:
 	XORQ      BX, BX
 
 cakey1:
-	VMOVSS       (R10)(BX*4), X4
-	VUCOMISS     X15, X4
-	JNE          cascale1
-	JPS          cascale1
+	VMOVSS       (R9)(BX*4), X4
+	CMPB         (R10)(BX*1), $0
+	JNE          caraise1
+	VADDSS       X4, X14, X14
+	VBROADCASTSS X4, Y5
 
 camad1:
-	VBROADCASTSS (R9)(BX*4), Y5
 	VCVTPH2PS    (AX), Y6
 	VMULPS       Y5, Y6, Y6
 	VADDPS       Y6, Y0, Y0
@@ -990,6 +1023,15 @@ camad1:
 	JNE          cagroup
 	JMP          cadone
 
+caraise1:
+	VMULSS       X4, X14, X14
+	VADDSS       X15, X14, X14
+	VBROADCASTSS X15, Y5
+	VUCOMISS     X15, X4
+	JNE          cascale1
+	JPS          cascale1
+	JMP          camad1
+
 cascale1:
 	VBROADCASTSS X4, Y4
 	VMULPS       Y4, Y0, Y0
@@ -997,14 +1039,49 @@ cascale1:
 	JMP          camad1
 
 cadone:
+	VMOVSS X14, ret+56(FP)
 	VZEROUPPER
 	RET
+
+// TRADD(p0, p1, p2, p3, x0, x1, x2, x3, acc): the products of four rows (p0-p3, eight
+// elements each; x0-x3 their X registers) added to acc (four float64 lanes, one per
+// row) element by element in order: the rows transposed so that each addition takes
+// one element of all four. Clobbers Y6-Y9.
+#define TRADD(p0, p1, p2, p3, x0, x1, x2, x3, acc) \
+	VUNPCKLPS    p1, p0, Y6; \
+	VUNPCKHPS    p1, p0, Y7; \
+	VUNPCKLPS    p3, p2, Y8; \
+	VUNPCKHPS    p3, p2, Y9; \
+	VSHUFPS      $0x44, Y8, Y6, p0; \
+	VSHUFPS      $0xee, Y8, Y6, p1; \
+	VSHUFPS      $0x44, Y9, Y7, p2; \
+	VSHUFPS      $0xee, Y9, Y7, p3; \
+	VCVTPS2PD    x0, Y6; \
+	VADDPD       Y6, acc, acc; \
+	VCVTPS2PD    x1, Y7; \
+	VADDPD       Y7, acc, acc; \
+	VCVTPS2PD    x2, Y8; \
+	VADDPD       Y8, acc, acc; \
+	VCVTPS2PD    x3, Y9; \
+	VADDPD       Y9, acc, acc; \
+	VEXTRACTF128 $1, p0, x0; \
+	VCVTPS2PD    x0, Y6; \
+	VADDPD       Y6, acc, acc; \
+	VEXTRACTF128 $1, p1, x1; \
+	VCVTPS2PD    x1, Y7; \
+	VADDPD       Y7, acc, acc; \
+	VEXTRACTF128 $1, p2, x2; \
+	VCVTPS2PD    x2, Y8; \
+	VADDPD       Y8, acc, acc; \
+	VEXTRACTF128 $1, p3, x3; \
+	VCVTPS2PD    x3, Y9; \
+	VADDPD       Y9, acc, acc
 
 // func vecDotF16F32RowsAVX2(w *uint16, ws int, x *float32, n, rows int, dst *float32)
 // dst[r] = vecDotF16(w+r·ws, x) over n elements for r < rows, x holding F16 values
 // widened to float32: blocks of 64 as vecDotF32RowsAVX2, then the tail's exact float32
 // products added to the float64 sum in order, eight rows' tails interleaved.
-TEXT ·vecDotF16F32RowsAVX2(SB), NOSPLIT, $512-48
+TEXT ·vecDotF16F32RowsAVX2(SB), NOSPLIT, $0-48
 	MOVQ w+0(FP), SI
 	MOVQ ws+8(FP), R8
 	MOVQ x+16(FP), DI
@@ -1016,6 +1093,15 @@ TEXT ·vecDotF16F32RowsAVX2(SB), NOSPLIT, $512-48
 	ANDQ $63, R11         // tail
 	TESTQ R10, R10
 	JEQ   gvdone
+	TESTQ R12, R12
+	JNE   gvrow
+
+gvzero:                // no block: the sums start at zero
+	MOVL $0, (DX)
+	ADDQ $4, DX
+	DECQ R10
+	JNE  gvzero
+	JMP  gvtails
 
 gvrow:
 	ZERO8
@@ -1056,6 +1142,7 @@ gvred:
 	JNE    gvrow
 
 	// Tails: sum = float64(block sum), then += float64(F16(w[i])·x[i]) in order.
+gvtails:
 	TESTQ R11, R11
 	JEQ   gvdone
 	MOVQ  w+0(FP), SI
@@ -1071,22 +1158,8 @@ gvred:
 gvt8:
 	CMPQ R10, $8
 	JLT  gvt1
-	VMOVSS 0(DX), X0
-	VCVTSS2SD X0, X0, X0
-	VMOVSS 4(DX), X1
-	VCVTSS2SD X1, X1, X1
-	VMOVSS 8(DX), X2
-	VCVTSS2SD X2, X2, X2
-	VMOVSS 12(DX), X3
-	VCVTSS2SD X3, X3, X3
-	VMOVSS 16(DX), X4
-	VCVTSS2SD X4, X4, X4
-	VMOVSS 20(DX), X5
-	VCVTSS2SD X5, X5, X5
-	VMOVSS 24(DX), X6
-	VCVTSS2SD X6, X6, X6
-	VMOVSS 28(DX), X7
-	VCVTSS2SD X7, X7, X7
+	VCVTPS2PD (DX), Y0    // rows 0-3's sums, float64
+	VCVTPS2PD 16(DX), Y1  // rows 4-7's
 	MOVQ SI, AX
 	LEAQ (SI)(R8*4), BX
 	MOVQ DI, R9
@@ -1096,126 +1169,24 @@ gvt8:
 
 gvt8v:
 	VMOVUPS (R9), Y14
-	VCVTPH2PS    (AX), Y8
-	VMULPS       Y14, Y8, Y8
-	VCVTPS2PD    X8, Y9
-	VEXTRACTF128 $1, Y8, X8
-	VCVTPS2PD    X8, Y10
-	VMOVUPD      Y9, 0(SP)
-	VMOVUPD      Y10, 32(SP)
-	VCVTPH2PS    (AX)(R8*1), Y8
-	VMULPS       Y14, Y8, Y8
-	VCVTPS2PD    X8, Y9
-	VEXTRACTF128 $1, Y8, X8
-	VCVTPS2PD    X8, Y10
-	VMOVUPD      Y9, 64(SP)
-	VMOVUPD      Y10, 96(SP)
-	VCVTPH2PS    (AX)(R8*2), Y8
-	VMULPS       Y14, Y8, Y8
-	VCVTPS2PD    X8, Y9
-	VEXTRACTF128 $1, Y8, X8
-	VCVTPS2PD    X8, Y10
-	VMOVUPD      Y9, 128(SP)
-	VMOVUPD      Y10, 160(SP)
-	VCVTPH2PS    (AX)(R13*1), Y8
-	VMULPS       Y14, Y8, Y8
-	VCVTPS2PD    X8, Y9
-	VEXTRACTF128 $1, Y8, X8
-	VCVTPS2PD    X8, Y10
-	VMOVUPD      Y9, 192(SP)
-	VMOVUPD      Y10, 224(SP)
-	VCVTPH2PS    (BX), Y8
-	VMULPS       Y14, Y8, Y8
-	VCVTPS2PD    X8, Y9
-	VEXTRACTF128 $1, Y8, X8
-	VCVTPS2PD    X8, Y10
-	VMOVUPD      Y9, 256(SP)
-	VMOVUPD      Y10, 288(SP)
-	VCVTPH2PS    (BX)(R8*1), Y8
-	VMULPS       Y14, Y8, Y8
-	VCVTPS2PD    X8, Y9
-	VEXTRACTF128 $1, Y8, X8
-	VCVTPS2PD    X8, Y10
-	VMOVUPD      Y9, 320(SP)
-	VMOVUPD      Y10, 352(SP)
-	VCVTPH2PS    (BX)(R8*2), Y8
-	VMULPS       Y14, Y8, Y8
-	VCVTPS2PD    X8, Y9
-	VEXTRACTF128 $1, Y8, X8
-	VCVTPS2PD    X8, Y10
-	VMOVUPD      Y9, 384(SP)
-	VMOVUPD      Y10, 416(SP)
-	VCVTPH2PS    (BX)(R13*1), Y8
-	VMULPS       Y14, Y8, Y8
-	VCVTPS2PD    X8, Y9
-	VEXTRACTF128 $1, Y8, X8
-	VCVTPS2PD    X8, Y10
-	VMOVUPD      Y9, 448(SP)
-	VMOVUPD      Y10, 480(SP)
-	VADDSD 0(SP), X0, X0
-	VADDSD 64(SP), X1, X1
-	VADDSD 128(SP), X2, X2
-	VADDSD 192(SP), X3, X3
-	VADDSD 256(SP), X4, X4
-	VADDSD 320(SP), X5, X5
-	VADDSD 384(SP), X6, X6
-	VADDSD 448(SP), X7, X7
-	VADDSD 8(SP), X0, X0
-	VADDSD 72(SP), X1, X1
-	VADDSD 136(SP), X2, X2
-	VADDSD 200(SP), X3, X3
-	VADDSD 264(SP), X4, X4
-	VADDSD 328(SP), X5, X5
-	VADDSD 392(SP), X6, X6
-	VADDSD 456(SP), X7, X7
-	VADDSD 16(SP), X0, X0
-	VADDSD 80(SP), X1, X1
-	VADDSD 144(SP), X2, X2
-	VADDSD 208(SP), X3, X3
-	VADDSD 272(SP), X4, X4
-	VADDSD 336(SP), X5, X5
-	VADDSD 400(SP), X6, X6
-	VADDSD 464(SP), X7, X7
-	VADDSD 24(SP), X0, X0
-	VADDSD 88(SP), X1, X1
-	VADDSD 152(SP), X2, X2
-	VADDSD 216(SP), X3, X3
-	VADDSD 280(SP), X4, X4
-	VADDSD 344(SP), X5, X5
-	VADDSD 408(SP), X6, X6
-	VADDSD 472(SP), X7, X7
-	VADDSD 32(SP), X0, X0
-	VADDSD 96(SP), X1, X1
-	VADDSD 160(SP), X2, X2
-	VADDSD 224(SP), X3, X3
-	VADDSD 288(SP), X4, X4
-	VADDSD 352(SP), X5, X5
-	VADDSD 416(SP), X6, X6
-	VADDSD 480(SP), X7, X7
-	VADDSD 40(SP), X0, X0
-	VADDSD 104(SP), X1, X1
-	VADDSD 168(SP), X2, X2
-	VADDSD 232(SP), X3, X3
-	VADDSD 296(SP), X4, X4
-	VADDSD 360(SP), X5, X5
-	VADDSD 424(SP), X6, X6
-	VADDSD 488(SP), X7, X7
-	VADDSD 48(SP), X0, X0
-	VADDSD 112(SP), X1, X1
-	VADDSD 176(SP), X2, X2
-	VADDSD 240(SP), X3, X3
-	VADDSD 304(SP), X4, X4
-	VADDSD 368(SP), X5, X5
-	VADDSD 432(SP), X6, X6
-	VADDSD 496(SP), X7, X7
-	VADDSD 56(SP), X0, X0
-	VADDSD 120(SP), X1, X1
-	VADDSD 184(SP), X2, X2
-	VADDSD 248(SP), X3, X3
-	VADDSD 312(SP), X4, X4
-	VADDSD 376(SP), X5, X5
-	VADDSD 440(SP), X6, X6
-	VADDSD 504(SP), X7, X7
+	VCVTPH2PS (AX), Y2
+	VMULPS    Y14, Y2, Y2
+	VCVTPH2PS (AX)(R8*1), Y3
+	VMULPS    Y14, Y3, Y3
+	VCVTPH2PS (AX)(R8*2), Y4
+	VMULPS    Y14, Y4, Y4
+	VCVTPH2PS (AX)(R13*1), Y5
+	VMULPS    Y14, Y5, Y5
+	TRADD(Y2, Y3, Y4, Y5, X2, X3, X4, X5, Y0)
+	VCVTPH2PS (BX), Y2
+	VMULPS    Y14, Y2, Y2
+	VCVTPH2PS (BX)(R8*1), Y3
+	VMULPS    Y14, Y3, Y3
+	VCVTPH2PS (BX)(R8*2), Y4
+	VMULPS    Y14, Y4, Y4
+	VCVTPH2PS (BX)(R13*1), Y5
+	VMULPS    Y14, Y5, Y5
+	TRADD(Y2, Y3, Y4, Y5, X2, X3, X4, X5, Y1)
 	ADDQ $16, AX
 	ADDQ $16, BX
 	ADDQ $32, R9
@@ -1228,55 +1199,25 @@ gvt8s:
 	JEQ   gvt8end
 
 gvt8se:
-	VMOVSS (R9), X8
-	MOVWLZX   (AX), R14
-	VMOVD     R14, X9
-	VCVTPH2PS X9, X9
-	VMULSS    X8, X9, X9
-	VCVTSS2SD X9, X9, X9
-	VADDSD    X9, X0, X0
-	MOVWLZX   (AX)(R8*1), R14
-	VMOVD     R14, X9
-	VCVTPH2PS X9, X9
-	VMULSS    X8, X9, X9
-	VCVTSS2SD X9, X9, X9
-	VADDSD    X9, X1, X1
-	MOVWLZX   (AX)(R8*2), R14
-	VMOVD     R14, X9
-	VCVTPH2PS X9, X9
-	VMULSS    X8, X9, X9
-	VCVTSS2SD X9, X9, X9
-	VADDSD    X9, X2, X2
-	MOVWLZX   (AX)(R13*1), R14
-	VMOVD     R14, X9
-	VCVTPH2PS X9, X9
-	VMULSS    X8, X9, X9
-	VCVTSS2SD X9, X9, X9
-	VADDSD    X9, X3, X3
-	MOVWLZX   (BX), R14
-	VMOVD     R14, X9
-	VCVTPH2PS X9, X9
-	VMULSS    X8, X9, X9
-	VCVTSS2SD X9, X9, X9
-	VADDSD    X9, X4, X4
-	MOVWLZX   (BX)(R8*1), R14
-	VMOVD     R14, X9
-	VCVTPH2PS X9, X9
-	VMULSS    X8, X9, X9
-	VCVTSS2SD X9, X9, X9
-	VADDSD    X9, X5, X5
-	MOVWLZX   (BX)(R8*2), R14
-	VMOVD     R14, X9
-	VCVTPH2PS X9, X9
-	VMULSS    X8, X9, X9
-	VCVTSS2SD X9, X9, X9
-	VADDSD    X9, X6, X6
-	MOVWLZX   (BX)(R13*1), R14
-	VMOVD     R14, X9
-	VCVTPH2PS X9, X9
-	VMULSS    X8, X9, X9
-	VCVTSS2SD X9, X9, X9
-	VADDSD    X9, X7, X7
+	VBROADCASTSS (R9), X14
+	VPXOR     X2, X2, X2
+	VPINSRW   $0, (AX), X2, X2
+	VPINSRW   $1, (AX)(R8*1), X2, X2
+	VPINSRW   $2, (AX)(R8*2), X2, X2
+	VPINSRW   $3, (AX)(R13*1), X2, X2
+	VCVTPH2PS X2, X2
+	VMULPS    X14, X2, X2
+	VCVTPS2PD X2, Y2
+	VADDPD    Y2, Y0, Y0
+	VPXOR     X2, X2, X2
+	VPINSRW   $0, (BX), X2, X2
+	VPINSRW   $1, (BX)(R8*1), X2, X2
+	VPINSRW   $2, (BX)(R8*2), X2, X2
+	VPINSRW   $3, (BX)(R13*1), X2, X2
+	VCVTPH2PS X2, X2
+	VMULPS    X14, X2, X2
+	VCVTPS2PD X2, Y2
+	VADDPD    Y2, Y1, Y1
 	ADDQ $2, AX
 	ADDQ $2, BX
 	ADDQ $4, R9
@@ -1284,26 +1225,14 @@ gvt8se:
 	JNE  gvt8se
 
 gvt8end:
-	VCVTSD2SS X0, X0, X0
-	VMOVSS X0, 0(DX)
-	VCVTSD2SS X1, X1, X1
-	VMOVSS X1, 4(DX)
-	VCVTSD2SS X2, X2, X2
-	VMOVSS X2, 8(DX)
-	VCVTSD2SS X3, X3, X3
-	VMOVSS X3, 12(DX)
-	VCVTSD2SS X4, X4, X4
-	VMOVSS X4, 16(DX)
-	VCVTSD2SS X5, X5, X5
-	VMOVSS X5, 20(DX)
-	VCVTSD2SS X6, X6, X6
-	VMOVSS X6, 24(DX)
-	VCVTSD2SS X7, X7, X7
-	VMOVSS X7, 28(DX)
-	ADDQ $32, DX
-	LEAQ (SI)(R8*8), SI
-	SUBQ $8, R10
-	JMP  gvt8
+	VCVTPD2PSY Y0, X0
+	VMOVUPS    X0, (DX)
+	VCVTPD2PSY Y1, X1
+	VMOVUPS    X1, 16(DX)
+	ADDQ       $32, DX
+	LEAQ       (SI)(R8*8), SI
+	SUBQ       $8, R10
+	JMP        gvt8
 
 gvt1:
 	TESTQ R10, R10

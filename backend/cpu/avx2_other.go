@@ -56,6 +56,6 @@ func softmaxExpAVX2(s *float32, n int, m float32) float64 { panic("cpu: no AVX2 
 
 func expfRowAVX2(dst, src *float32, n4 int) bool { panic("cpu: no AVX2 kernels") }
 
-func chunkAccF16AVX2(acc, v *uint16, vstride int, vs, ms *float32, nkeys, hd int) {
+func chunkAccF16AVX2(acc, v *uint16, vstride int, e *float32, raised *bool, nkeys, hd int) float32 {
 	panic("cpu: no AVX2 kernels")
 }

@@ -49,12 +49,12 @@ func TestSoftmaxExpBits(t *testing.T) {
 	}
 }
 
-// TestChunkScoresBits checks attendOneChunk's scores against scoreF16Go, key by key,
-// for heads of several sizes inside a wider cache row.
+// TestChunkScoresBits checks attendOneChunk's scores against vecDotF16Go, key by key,
+// for heads of several sizes (under and over the 64 of a block) inside a wider cache row.
 func TestChunkScoresBits(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 16))
 	for trial := range 200 {
-		hd := []int{4, 8, 16, 32, 64, 128}[trial%6]
+		hd := []int{4, 8, 16, 32, 64, 72, 128}[trial%7]
 		kvHeads := 1 + trial%3
 		cols := kvHeads * hd
 		nkeys := 1 + r.IntN(80)
@@ -62,15 +62,16 @@ func TestChunkScoresBits(t *testing.T) {
 		for i := range k {
 			k[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(30)-15)))
 		}
-		qf := make([]float32, hd)
+		q16, qf := make([]uint16, hd), make([]float32, hd)
 		for i := range qf {
-			qf[i] = fromF16(toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(20)-10))))
+			q16[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(20)-10)))
+			qf[i] = fromF16(q16[i])
 		}
 		h := kvHead{off: r.IntN(kvHeads) * hd, cols: cols, n: nkeys}
 		got := make([]float32, nkeys)
-		chunkScores(got, k, qf, h, 0.35)
+		chunkScores(got, k, q16, qf, h)
 		for j := range got {
-			want := float32(scoreF16Go(k[j*cols+h.off:j*cols+h.off+hd], qf)) * 0.35
+			want := vecDotF16Go(k[j*cols+h.off:j*cols+h.off+hd], q16)
 			if math.Float32bits(got[j]) != math.Float32bits(want) {
 				t.Fatalf("hd=%d key %d: %g, Go %g", hd, j, got[j], want)
 			}
@@ -192,13 +193,13 @@ func TestExpfRowBits(t *testing.T) {
 // definition the phased form must reproduce bit for bit.
 func attendOneChunkSeq(out, q []float32, k, v []uint16, h kvHead, scale float32) {
 	hd := len(q)
-	qf, acc := make([]float32, hd), make([]uint16, hd)
+	q16, acc := make([]uint16, hd), make([]uint16, hd)
 	for d, x := range q {
-		qf[d] = fromF16(toF16(x))
+		q16[d] = toF16(x)
 	}
 	m, sum := float32(math.Inf(-1)), float32(0)
 	for j := 0; j < h.n; j++ {
-		s := float32(scoreF16Go(k[j*h.cols+h.off:j*h.cols+h.off+hd], qf)) * scale
+		s := vecDotF16Go(k[j*h.cols+h.off:j*h.cols+h.off+hd], q16) * scale
 		ms, vs := float32(1), float32(1)
 		if s > m {
 			ms = expf(m - s)

@@ -8,9 +8,10 @@ import (
 )
 
 // attendOneChunk is ggml_compute_forward_flash_attn_ext_f16_one_chunk for one head
-// over an F16 cache: the query is rounded to F16, each score is ggml_vec_dot_f16 (exact
-// products summed in float64 for heads under 64) times scale, and the online softmax
-// accumulates V in F16 (ggml_vec_scale_f16, ggml_vec_mad_f16), rounding at every step.
+// over an F16 cache: the query is rounded to F16, each score is ggml_vec_dot_f16 of the
+// key and the query (blocks of 64 in 16-lane FMAs, the rest, all of it for heads under
+// 64, exact products summed in float64) times scale, and the online softmax accumulates
+// V in F16 (ggml_vec_scale_f16, ggml_vec_mad_f16), rounding at every step.
 //
 // The keys are taken in order: key j either raises the running maximum m (the
 // accumulator and the sum are then rescaled by ms = expf(m-s_j), and the key weighs 1)
@@ -18,15 +19,17 @@ import (
 // then all the exponentials are computed first, and V is accumulated last.
 func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *attentionScratch) {
 	hd := len(q)
-	qf, acc := sc.qf[:hd], sc.acc16[:hd]
+	q16, qf, acc := sc.q16[:hd], sc.qf[:hd], sc.acc16[:hd]
 	for d, x := range q {
-		qf[d] = fromF16(toF16(x))
+		q16[d] = toF16(x)
+		qf[d] = fromF16(q16[d])
 	}
 	clear(acc)
 	s, e, raised := sc.s[:h.n], sc.e[:h.n], sc.raised[:h.n]
-	chunkScores(s, k, qf, h, scale)
+	chunkScores(s, k, q16, qf, h)
 	m := float32(math.Inf(-1))
 	for j, x := range s {
+		x *= scale
 		if raised[j] = x > m; raised[j] {
 			s[j], m = m-x, x
 		} else {
@@ -34,16 +37,7 @@ func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc
 		}
 	}
 	expfRow(e, s)
-	var sum float32
-	for j, x := range e {
-		ms, vs := float32(1), x
-		if raised[j] {
-			ms, vs = x, 1
-		}
-		s[j], e[j] = vs, ms
-		sum = float32(sum*ms) + vs
-	}
-	accumulateF16(acc, v, h, s, e)
+	sum := accumulateF16(acc, v, h, e, raised)
 	inv := float32(0)
 	if sum != 0 {
 		inv = 1 / sum
@@ -53,26 +47,56 @@ func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc
 	}
 }
 
-// accumulateF16 is attendOneChunk's V accumulation: for each key j in order, acc is
-// rescaled by ms[j] (scaleRowF16) where that is not 1, then V row j times vs[j] is
-// added to it (madRowF16).
-func accumulateF16(acc, v []uint16, h kvHead, vs, ms []float32) {
-	hd := len(acc)
-	if len(vs) == 0 {
+// chunkScores sets s[j] to vecDotF16 (ggml_vec_dot_f16) of key j and the F16-rounded
+// query (q16, and the same values widened: qf), not yet scaled.
+func chunkScores(s []float32, k, q16 []uint16, qf []float32, h kvHead) {
+	hd := len(qf)
+	if hd == 0 || len(s) == 0 {
+		clear(s)
 		return
 	}
-	ms = ms[:len(vs)]
-	if useAVX2 && hd%8 == 0 && hd > 0 {
-		_ = v[(len(vs)-1)*h.cols+h.off+hd-1]
-		chunkAccF16AVX2(&acc[0], &v[h.off], 2*h.cols, &vs[0], &ms[0], len(vs), hd)
+	if useAVX2 {
+		_ = k[(len(s)-1)*h.cols+h.off+hd-1]
+		vecDotF16F32RowsAVX2(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
 		return
 	}
-	for j, w := range vs {
-		if ms[j] != 1 {
-			scaleRowF16(acc, ms[j])
+	for j := range s {
+		row := k[j*h.cols+h.off : j*h.cols+h.off+hd]
+		if hd < 4*lanes {
+			s[j] = float32(scoreF16(row, qf)) // the float64 sum alone
+		} else {
+			s[j] = vecDotF16(row, q16)
 		}
-		madRowF16(acc, v[j*h.cols+h.off:j*h.cols+h.off+hd], w)
 	}
+}
+
+// accumulateF16 is attendOneChunk's V accumulation: for each key j in order, with
+// (ms, vs) = (e[j], 1) where the key raised the maximum, else (1, e[j]), acc is
+// rescaled by ms where that is not 1 (scaleRowF16), V row j times vs is added to it
+// (madRowF16), and the softmax sum becomes float32(sum·ms) + vs. It returns the sum.
+func accumulateF16(acc, v []uint16, h kvHead, e []float32, raised []bool) float32 {
+	hd := len(acc)
+	if len(e) == 0 {
+		return 0
+	}
+	raised = raised[:len(e)]
+	if useAVX2 && hd%8 == 0 && hd > 0 {
+		_ = v[(len(e)-1)*h.cols+h.off+hd-1]
+		return chunkAccF16AVX2(&acc[0], &v[h.off], 2*h.cols, &e[0], &raised[0], len(e), hd)
+	}
+	var sum float32
+	for j, x := range e {
+		ms, vs := float32(1), x
+		if raised[j] {
+			ms, vs = x, 1
+		}
+		if ms != 1 {
+			scaleRowF16(acc, ms)
+		}
+		madRowF16(acc, v[j*h.cols+h.off:j*h.cols+h.off+hd], vs)
+		sum = float32(sum*ms) + vs
+	}
+	return sum
 }
 
 // expfRow sets dst[j] = expf(src[j]).
@@ -94,21 +118,7 @@ func expfRow(dst, src []float32) {
 	}
 }
 
-// chunkScores sets s[j] to the score of key j in attendOneChunk: scoreF16 of the key
-// and the F16-rounded query qf, rounded to float32, times scale.
-func chunkScores(s []float32, k []uint16, qf []float32, h kvHead, scale float32) {
-	hd := len(qf)
-	if useAVX2 && hd%8 == 0 && hd > 0 && len(s) > 0 {
-		_ = k[(len(s)-1)*h.cols+h.off+hd-1]
-		scoresF16SeqAVX2(&k[h.off], 2*h.cols, &qf[0], hd, len(s), scale, &s[0])
-		return
-	}
-	for j := range s {
-		s[j] = float32(scoreF16(k[j*h.cols+h.off:j*h.cols+h.off+hd], qf)) * scale
-	}
-}
-
-// scoreF16 is ggml_vec_dot_f16 for rows under 64 elements: the exact float32 products
+// scoreF16 is ggml_vec_dot_f16 for rows under 64 elements (vecDotF16 without blocks): the exact float32 products
 // of k (F16) and qf (F16 values widened) summed in float64 in order.
 func scoreF16(k []uint16, qf []float32) float64 {
 	if hasAVX512 && len(k)%8 == 0 && len(k) > 0 && len(qf) >= len(k) {

@@ -56,3 +56,32 @@ func BenchmarkFloatTile(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAttendOneChunk times attendOneChunk for one query row and head over an F16
+// cache, for the head sizes of the test models and key counts of a prompt and a
+// generation.
+func BenchmarkAttendOneChunk(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, hd := range []int{8, 32, 128} {
+		for _, nkeys := range []int{32, 256} {
+			cols := 4 * hd
+			k, v := make([]uint16, nkeys*cols), make([]uint16, nkeys*cols)
+			for i := range k {
+				k[i], v[i] = toF16(float32(r.NormFloat64())), toF16(float32(r.NormFloat64()))
+			}
+			q, out := make([]float32, hd), make([]float32, hd)
+			for i := range q {
+				q[i] = float32(r.NormFloat64())
+			}
+			var sc attentionScratch
+			sc.grow(nkeys, hd)
+			h := kvHead{off: hd, cols: cols, n: nkeys}
+			b.Run(fmt.Sprintf("hd=%d/keys=%d", hd, nkeys), func(b *testing.B) {
+				for b.Loop() {
+					attendOneChunk(out, q, k, v, h, 0.3, &sc)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nkeys), "ns/key")
+			})
+		}
+	}
+}
