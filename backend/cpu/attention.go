@@ -33,6 +33,11 @@ type attentionScratch struct {
 	qf     []float32 // (headDim) the query rounded to F16, widened back
 	acc    []float32 // (max(ctx, headDim)) output accumulator, or one V column
 	acc16  []uint16  // (headDim) F16 output accumulator of the one-chunk path
+	// attendOneChunks: the weights of chunkHeads heads interleaved key by key, (4·ctx)
+	// each, and their accumulators (heads of 8).
+	e4   []float32
+	r4   []bool
+	acc4 [8 * chunkHeads]uint16
 }
 
 func (s *attentionScratch) grow(ctx, headDim int) {
@@ -41,6 +46,8 @@ func (s *attentionScratch) grow(ctx, headDim int) {
 		s.s = make([]float32, ctx)
 		s.e = make([]float32, ctx)
 		s.raised = make([]bool, ctx)
+		s.e4 = make([]float32, chunkHeads*ctx)
+		s.r4 = make([]bool, chunkHeads*ctx)
 	}
 	if len(s.acc) < max(ctx, headDim) {
 		s.acc = make([]float32, max(ctx, headDim))
@@ -70,6 +77,18 @@ func (t *attentionTask) run(worker, lo, hi int) {
 	n := len(t.pos)
 	for u := lo; u < hi; u++ {
 		i, h := balancedRow(u/t.a.Heads, n), u%t.a.Heads
+		if t.kernel == attendFAChunk && useAVX2 && hd == 8 && hi-u >= chunkHeads && h+chunkHeads <= t.a.Heads {
+			var outs, qs [chunkHeads][]float32
+			var hs [chunkHeads]kvHead
+			for g := range chunkHeads {
+				outs[g] = t.dst[i*qCols+(h+g)*hd : i*qCols+(h+g+1)*hd]
+				qs[g] = t.q[i*qCols+(h+g)*hd : i*qCols+(h+g+1)*hd]
+				hs[g] = kvHead{off: ((h + g) / group) * hd, cols: kvCols, n: int(t.pos[i]) + 1}
+			}
+			attendOneChunks(&outs, &qs, uint16s(t.k), uint16s(t.v), &hs, t.a.Scale, sc)
+			u += chunkHeads - 1
+			continue
+		}
 		q := t.q[i*qCols+h*hd : i*qCols+(h+1)*hd]
 		out := t.dst[i*qCols+h*hd : i*qCols+(h+1)*hd]
 		kh := kvHead{off: (h / group) * hd, cols: kvCols, n: int(t.pos[i]) + 1}

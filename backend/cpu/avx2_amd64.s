@@ -1322,3 +1322,157 @@ rfdone:
 	SETNE  ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func chunkAccF16x4AVX2(acc, v *uint16, vstride int, offs *[4]int, e *float32, raised *bool, nkeys int, sums *[4]float32)
+// chunkAccF16AVX2 for four heads of eight elements over the same keys, their chains
+// interleaved: head g's accumulator is acc[8g:8g+8], its V row j at v + j·vstride +
+// offs[g] bytes, its exponential and flag of key j at e[4j+g] and raised[4j+g]; its sum
+// is stored in sums[g].
+TEXT ·chunkAccF16x4AVX2(SB), NOSPLIT, $0-64
+	MOVQ   acc+0(FP), SI
+	MOVQ   v+8(FP), AX
+	MOVQ   vstride+16(FP), R12
+	MOVQ   offs+24(FP), BX
+	MOVQ   0(BX), DX
+	MOVQ   8(BX), DI
+	MOVQ   16(BX), R8
+	MOVQ   24(BX), R11
+	MOVQ   e+32(FP), R9
+	MOVQ   raised+40(FP), R10
+	MOVQ   nkeys+48(FP), R13
+	MOVL   $0x3f800000, BX
+	VMOVD  BX, X15        // 1
+	VXORPS X4, X4, X4     // sums
+	VXORPS X5, X5, X5
+	VXORPS X6, X6, X6
+	VXORPS X7, X7, X7
+	VCVTPH2PS (SI), Y0
+	VCVTPH2PS 16(SI), Y1
+	VCVTPH2PS 32(SI), Y2
+	VCVTPH2PS 48(SI), Y3
+	TESTQ  R13, R13
+	JEQ    c4done
+
+c4key:
+	VMOVSS       0(R9), X8
+	CMPB         0(R10), $0
+	JNE          c4raise0
+	VADDSS       X8, X4, X4
+	VBROADCASTSS X8, Y9
+
+c4mad0:
+	VCVTPH2PS    (AX)(DX*1), Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y0, Y0
+	ROUND16(Y0, X11)
+	VMOVSS       4(R9), X8
+	CMPB         1(R10), $0
+	JNE          c4raise1
+	VADDSS       X8, X5, X5
+	VBROADCASTSS X8, Y9
+
+c4mad1:
+	VCVTPH2PS    (AX)(DI*1), Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y1, Y1
+	ROUND16(Y1, X11)
+	VMOVSS       8(R9), X8
+	CMPB         2(R10), $0
+	JNE          c4raise2
+	VADDSS       X8, X6, X6
+	VBROADCASTSS X8, Y9
+
+c4mad2:
+	VCVTPH2PS    (AX)(R8*1), Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y2, Y2
+	ROUND16(Y2, X11)
+	VMOVSS       12(R9), X8
+	CMPB         3(R10), $0
+	JNE          c4raise3
+	VADDSS       X8, X7, X7
+	VBROADCASTSS X8, Y9
+
+c4mad3:
+	VCVTPH2PS    (AX)(R11*1), Y10
+	VMULPS       Y9, Y10, Y10
+	VADDPS       Y10, Y3, Y3
+	ROUND16(Y3, X11)
+	ADDQ         R12, AX
+	ADDQ         $16, R9
+	ADDQ         $4, R10
+	DECQ         R13
+	JNE          c4key
+
+c4done:
+	VCVTPS2PH $0, Y0, (SI)
+	VCVTPS2PH $0, Y1, 16(SI)
+	VCVTPS2PH $0, Y2, 32(SI)
+	VCVTPS2PH $0, Y3, 48(SI)
+	MOVQ      sums+56(FP), BX
+	VMOVSS    X4, 0(BX)
+	VMOVSS    X5, 4(BX)
+	VMOVSS    X6, 8(BX)
+	VMOVSS    X7, 12(BX)
+	VZEROUPPER
+	RET
+
+c4raise0:
+	VMULSS       X8, X4, X4
+	VADDSS       X15, X4, X4
+	VBROADCASTSS X15, Y9
+	VUCOMISS     X15, X8
+	JNE          c4scale0
+	JPS          c4scale0
+	JMP          c4mad0
+
+c4scale0:
+	VBROADCASTSS X8, Y12
+	VMULPS       Y12, Y0, Y0
+	ROUND16(Y0, X13)
+	JMP          c4mad0
+
+c4raise1:
+	VMULSS       X8, X5, X5
+	VADDSS       X15, X5, X5
+	VBROADCASTSS X15, Y9
+	VUCOMISS     X15, X8
+	JNE          c4scale1
+	JPS          c4scale1
+	JMP          c4mad1
+
+c4scale1:
+	VBROADCASTSS X8, Y12
+	VMULPS       Y12, Y1, Y1
+	ROUND16(Y1, X13)
+	JMP          c4mad1
+
+c4raise2:
+	VMULSS       X8, X6, X6
+	VADDSS       X15, X6, X6
+	VBROADCASTSS X15, Y9
+	VUCOMISS     X15, X8
+	JNE          c4scale2
+	JPS          c4scale2
+	JMP          c4mad2
+
+c4scale2:
+	VBROADCASTSS X8, Y12
+	VMULPS       Y12, Y2, Y2
+	ROUND16(Y2, X13)
+	JMP          c4mad2
+
+c4raise3:
+	VMULSS       X8, X7, X7
+	VADDSS       X15, X7, X7
+	VBROADCASTSS X15, Y9
+	VUCOMISS     X15, X8
+	JNE          c4scale3
+	JPS          c4scale3
+	JMP          c4mad3
+
+c4scale3:
+	VBROADCASTSS X8, Y12
+	VMULPS       Y12, Y3, Y3
+	ROUND16(Y3, X13)
+	JMP          c4mad3

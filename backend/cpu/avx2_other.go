@@ -59,3 +59,7 @@ func expfRowAVX2(dst, src *float32, n4 int) bool { panic("cpu: no AVX2 kernels")
 func chunkAccF16AVX2(acc, v *uint16, vstride int, e *float32, raised *bool, nkeys, hd int) float32 {
 	panic("cpu: no AVX2 kernels")
 }
+
+func chunkAccF16x4AVX2(acc, v *uint16, vstride int, offs *[4]int, e *float32, raised *bool, nkeys int, sums *[4]float32) {
+	panic("cpu: no AVX2 kernels")
+}

@@ -348,3 +348,46 @@ func TestAttendSoftmaxBits(t *testing.T) {
 		}
 	}
 }
+
+// TestAttendOneChunksBits checks the four-head one-chunk attention (heads of 8, AVX2)
+// against attendOneChunkSeq head by head, with grouped-query heads sharing KV heads.
+func TestAttendOneChunksBits(t *testing.T) {
+	if !useAVX2 {
+		t.Skipf("attendOneChunks runs at the AVX2 level only (level %v)", tensor.Level())
+	}
+	r := rand.New(rand.NewPCG(27, 28))
+	const hd = 8
+	for trial := range 300 {
+		kvHeads, group := 1+trial%4, 1+trial%3
+		cols := kvHeads * hd
+		nkeys := 1 + r.IntN(120)
+		k, v := make([]uint16, nkeys*cols), make([]uint16, nkeys*cols)
+		spread := r.IntN(12)
+		for i := range k {
+			k[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(spread+1))))
+			v[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(10)-5)))
+		}
+		var outs, qs [chunkHeads][]float32
+		var hs [chunkHeads]kvHead
+		h0 := r.IntN(kvHeads * group)
+		for g := range chunkHeads {
+			outs[g], qs[g] = make([]float32, hd), make([]float32, hd)
+			for i := range qs[g] {
+				qs[g][i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(spread+1)))
+			}
+			hs[g] = kvHead{off: ((h0 + g) / group % kvHeads) * hd, cols: cols, n: nkeys}
+		}
+		var sc attentionScratch
+		sc.grow(nkeys, hd)
+		attendOneChunks(&outs, &qs, k, v, &hs, 0.25, &sc)
+		for g := range chunkHeads {
+			want := make([]float32, hd)
+			attendOneChunkSeq(want, qs[g], k, v, hs[g], 0.25)
+			for d := range want {
+				if math.Float32bits(outs[g][d]) != math.Float32bits(want[d]) && !(want[d] != want[d] && outs[g][d] != outs[g][d]) {
+					t.Fatalf("keys %d head %d [%d]: %g, sequential %g", nkeys, g, d, outs[g][d], want[d])
+				}
+			}
+		}
+	}
+}

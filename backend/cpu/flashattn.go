@@ -18,13 +18,51 @@ import (
 // or weighs vs = expf(s_j-m). The maxima depend only on the scores, so all the scores,
 // then all the exponentials are computed first, and V is accumulated last.
 func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *attentionScratch) {
+	e, raised := chunkWeights(q, k, h, scale, sc)
+	acc := sc.acc16[:len(q)]
+	clear(acc)
+	chunkOutput(out, acc, accumulateF16(acc, v, h, e, raised))
+}
+
+// chunkHeads is how many heads of one query row attendOneChunks takes together.
+const chunkHeads = 4
+
+// attendOneChunks is attendOneChunk for chunkHeads heads of eight elements of one query
+// row (the same keys): the same numbers, the heads' V accumulations interleaved (AVX2).
+func attendOneChunks(outs, qs *[chunkHeads][]float32, k, v []uint16, hs *[chunkHeads]kvHead, scale float32, sc *attentionScratch) {
+	nk, cols := hs[0].n, hs[0].cols
+	e4, r4 := sc.e4[:chunkHeads*nk], sc.r4[:chunkHeads*nk]
+	var offs [chunkHeads]int
+	for g := range chunkHeads {
+		if hs[g].n != nk || hs[g].cols != cols || len(qs[g]) != 8 {
+			panic("cpu: attendOneChunks: heads of different shapes")
+		}
+		e, raised := chunkWeights(qs[g], k, hs[g], scale, sc)
+		for j, x := range e {
+			e4[chunkHeads*j+g], r4[chunkHeads*j+g] = x, raised[j]
+		}
+		_ = v[(nk-1)*cols+hs[g].off+7]
+		offs[g] = 2 * hs[g].off
+	}
+	acc := sc.acc4[:]
+	clear(acc)
+	var sums [chunkHeads]float32
+	chunkAccF16x4AVX2(&acc[0], &v[0], 2*cols, &offs, &e4[0], &r4[0], nk, &sums)
+	for g := range chunkHeads {
+		chunkOutput(outs[g], acc[8*g:8*g+8], sums[g])
+	}
+}
+
+// chunkWeights computes attendOneChunk's softmax weights for one head: the scores of the
+// keys with the query rounded to F16, then e[j] = expf(m-s_j) for a key that raises the
+// running maximum m (raised[j]), expf(s_j-m) for the others. e and raised are sc's.
+func chunkWeights(q []float32, k []uint16, h kvHead, scale float32, sc *attentionScratch) (e []float32, raised []bool) {
 	hd := len(q)
-	q16, qf, acc := sc.q16[:hd], sc.qf[:hd], sc.acc16[:hd]
+	q16, qf := sc.q16[:hd], sc.qf[:hd]
 	for d, x := range q {
 		q16[d] = toF16(x)
 		qf[d] = fromF16(q16[d])
 	}
-	clear(acc)
 	s, e, raised := sc.s[:h.n], sc.e[:h.n], sc.raised[:h.n]
 	chunkScores(s, k, q16, qf, h)
 	m := float32(math.Inf(-1))
@@ -37,7 +75,11 @@ func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc
 		}
 	}
 	expfRow(e, s)
-	sum := accumulateF16(acc, v, h, e, raised)
+	return e, raised
+}
+
+// chunkOutput sets out = acc / sum (0 where the sum is 0), acc in F16.
+func chunkOutput(out []float32, acc []uint16, sum float32) {
 	inv := float32(0)
 	if sum != 0 {
 		inv = 1 / sum
