@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -63,5 +64,36 @@ func TestPoolDoesNotWaitForSlowWorkers(t *testing.T) {
 	// run all the rest.
 	if got := ct.workers[0].Load(); got < 16-3 {
 		t.Fatalf("the caller ran %d of 16 chunks, want at least 13", got)
+	}
+}
+
+// spinTask burns about work iterations of arithmetic per unit.
+type spinTask struct {
+	work int
+	out  []float64
+}
+
+func (t *spinTask) run(worker, lo, hi int) {
+	for u := lo; u < hi; u++ {
+		x := float64(u)
+		for range t.work {
+			x = x*1.0000001 + 1e-9
+		}
+		t.out[u] = x
+	}
+}
+
+// BenchmarkPoolParallel times one parallel job of 64 units of about 1 µs each (a
+// prompt-sized kernel) on 1 and 2 workers: the second worker should halve the time.
+func BenchmarkPoolParallel(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			p := newPool(threads)
+			defer p.close()
+			t := &spinTask{work: 250, out: make([]float64, 64)}
+			for b.Loop() {
+				p.parallel(t, 64, 1)
+			}
+		})
 	}
 }
