@@ -16,15 +16,48 @@ KERNELS   := $(wildcard backend/cuda/kernels/*.cu)
 
 export INFER_TESTDATA := $(abspath $(TESTDATA))
 
-.PHONY: build test run bench kernels check-kernels lint fuzz clean
+# LEVEL_PKGS are tested again at every CPU kernel level below the machine's best
+# (build tags infer_avx2: no AVX-512; infer_portable: no SIMD kernels), the model
+# package through its conformance tests (CONFORMANCE).
+LEVEL_PKGS  := ./tensor ./backend/cpu
+CONFORMANCE := TestLogitsMatchLlamaCpp|TestGreedyMatchesLlamaCpp|TestGenerateGreedyReference|TestPerplexityStories260K|TestPerplexityAllModels
+QEMU_ARM64  ?= qemu-aarch64
+
+.PHONY: build test test-levels test-arm64 qemu-deps run bench kernels check-kernels lint fuzz clean
 
 build:
 	$(GO) build -o $(BIN)/infer ./cmd/infer
 
-test:
-	CGO_ENABLED=0 $(GO) build ./... && CGO_ENABLED=0 $(GO) vet ./backend/cuda && GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/infer
+test: test-levels test-arm64
+
+# test-levels: the whole suite at the machine's level, then the kernel packages and the
+# model's conformance tests with the level capped at AVX2 (amd64 only) and at portable.
+test-levels:
 	$(GO) vet ./...
 	$(GO) test -timeout 20m ./...
+	$(if $(filter amd64,$(shell $(GO) env GOARCH)),$(GO) test -timeout 20m -tags infer_avx2 $(LEVEL_PKGS) && $(GO) test -timeout 20m -tags infer_avx2 -run '$(CONFORMANCE)' ./model)
+	$(GO) test -timeout 20m -tags infer_portable $(LEVEL_PKGS)
+	$(GO) test -timeout 20m -tags infer_portable -run '$(CONFORMANCE)' ./model
+
+# test-arm64: the module builds and vets without cgo (backend/cuda then reports "no CUDA
+# driver"), builds for linux/arm64 and darwin/arm64 without cgo, and where
+# qemu user emulation is installed (make qemu-deps) the kernel packages' tests pass on
+# arm64 under it.
+test-arm64:
+	CGO_ENABLED=0 $(GO) build ./... && CGO_ENABLED=0 $(GO) vet ./...
+	GOARCH=arm64 $(GO) vet ./...
+	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build ./...
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/infer
+	@if command -v $(QEMU_ARM64) >/dev/null 2>&1; then \
+		echo "GOARCH=arm64 $(GO) test -exec $(QEMU_ARM64) $(LEVEL_PKGS)"; \
+		GOARCH=arm64 $(GO) test -timeout 20m -exec $(QEMU_ARM64) $(LEVEL_PKGS); \
+	else \
+		echo "test-arm64: $(QEMU_ARM64) not installed (make qemu-deps): arm64 tests skipped"; \
+	fi
+
+# qemu-deps installs qemu user emulation (Debian/Ubuntu) for test-arm64.
+qemu-deps:
+	command -v $(QEMU_ARM64) >/dev/null 2>&1 || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q qemu-user; }
 
 $(BIN)/tiny.gguf: build
 	$(BIN)/infer synth --shape tiny --type F32 -o $@

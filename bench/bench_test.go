@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"flag"
 	"fmt"
 	"testing"
 
@@ -9,10 +10,17 @@ import (
 )
 
 // benchModels are the shared test models llama-bench anchor figures exist for
-// (../shared/testdata/llamacpp-cpu-bench.txt).
+// (../shared/testdata/llamacpp-cpu-bench.txt, llamacpp-cpu-bench-avx2.txt), and the
+// F16 and synth-256 F32 files whose weights go through backend/cpu's own kernels.
 var benchModels = []string{
-	"stories260K-F32.gguf", "stories260K-Q4_0.gguf", "synth-256-Q4_0.gguf", "synth-256-Q8_0.gguf",
+	"stories260K-F32.gguf", "stories260K-F16.gguf", "synth-256-F32.gguf", "synth-256-F16.gguf",
+	"stories260K-Q4_0.gguf", "synth-256-Q4_0.gguf", "synth-256-Q8_0.gguf",
 }
+
+// benchThreads is the CPU thread count of the benchmarks' sessions (0: the default).
+// With -threads 1 the cpu-ms/tok metric, the process's CPU time per token, measures
+// the kernels themselves, little disturbed by other processes on a shared machine.
+var benchThreads = flag.Int("threads", 0, "CPU threads of the benchmark sessions (0: default)")
 
 // session loads a test model (skipping b without test data) and opens a session.
 func session(b *testing.B, name string, ctx int) (*model.Session, Model) {
@@ -22,7 +30,7 @@ func session(b *testing.B, name string, ctx int) (*model.Session, Model) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := model.Load(path, model.Options{ContextSize: ctx})
+	m, err := model.Load(path, model.Options{ContextSize: ctx, Threads: *benchThreads})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -45,6 +53,7 @@ func BenchmarkDecode(b *testing.B) {
 			in := Input{NVocab: info.NVocab, BOS: info.BOS}
 			tok := []int32{max(in.BOS, 0)}
 			n := 0
+			cpu0 := cpuTime()
 			for b.Loop() {
 				if s.Pos() == ctx {
 					s.Reset()
@@ -56,6 +65,7 @@ func BenchmarkDecode(b *testing.B) {
 				n++
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tok/s")
+			b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(n), "cpu-ms/tok")
 		})
 	}
 }
@@ -73,6 +83,7 @@ func BenchmarkPrefill(b *testing.B) {
 			}
 			tokens[0] = max(info.BOS, 0)
 			n := 0
+			cpu0 := cpuTime()
 			for b.Loop() {
 				s.Reset()
 				if _, err := s.Eval(tokens, false); err != nil {
@@ -81,6 +92,7 @@ func BenchmarkPrefill(b *testing.B) {
 				n += batch
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "tok/s")
+			b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(n), "cpu-ms/tok")
 		})
 	}
 }

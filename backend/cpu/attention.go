@@ -26,21 +26,35 @@ const (
 
 // attentionScratch is one worker's memory; sized by Attention before the pool runs.
 type attentionScratch struct {
-	s     []float32 // (ctx) scores of one head
-	qf    []float32 // (headDim) the query rounded to F16, widened back
-	acc   []float32 // (max(ctx, headDim)) output accumulator, or one V column
-	acc16 []uint16  // (headDim) F16 output accumulator of the one-chunk path
+	s      []float32 // (ctx) scores of one head
+	e      []float32 // (ctx) their exponentials (one-chunk path)
+	raised []bool    // (ctx) whether each score raised the running maximum (one-chunk path)
+	q16    []uint16  // (headDim) the query rounded to F16 (one-chunk path)
+	qf     []float32 // (headDim) the query rounded to F16, widened back
+	acc    []float32 // (max(ctx, headDim)) output accumulator, or one V column
+	acc16  []uint16  // (headDim) F16 output accumulator of the one-chunk path
+	// attendOneChunks: the weights of chunkHeads heads interleaved key by key, (4·ctx)
+	// each, and their accumulators (heads of 8).
+	e4   []float32
+	r4   []bool
+	acc4 [8 * chunkHeads]uint16
 }
 
 func (s *attentionScratch) grow(ctx, headDim int) {
+	ctx = (ctx + 4*lanes - 1) &^ (4*lanes - 1) // attendSoftmax pads to blocks of 64
 	if len(s.s) < ctx {
 		s.s = make([]float32, ctx)
+		s.e = make([]float32, ctx)
+		s.raised = make([]bool, ctx)
+		s.e4 = make([]float32, chunkHeads*ctx)
+		s.r4 = make([]bool, chunkHeads*ctx)
 	}
 	if len(s.acc) < max(ctx, headDim) {
 		s.acc = make([]float32, max(ctx, headDim))
 	}
 	if len(s.qf) < headDim {
 		s.qf = make([]float32, headDim)
+		s.q16 = make([]uint16, headDim)
 		s.acc16 = make([]uint16, headDim)
 	}
 }
@@ -63,6 +77,18 @@ func (t *attentionTask) run(worker, lo, hi int) {
 	n := len(t.pos)
 	for u := lo; u < hi; u++ {
 		i, h := balancedRow(u/t.a.Heads, n), u%t.a.Heads
+		if t.kernel == attendFAChunk && useAVX2 && hd == 8 && hi-u >= chunkHeads && h+chunkHeads <= t.a.Heads {
+			var outs, qs [chunkHeads][]float32
+			var hs [chunkHeads]kvHead
+			for g := range chunkHeads {
+				outs[g] = t.dst[i*qCols+(h+g)*hd : i*qCols+(h+g+1)*hd]
+				qs[g] = t.q[i*qCols+(h+g)*hd : i*qCols+(h+g+1)*hd]
+				hs[g] = kvHead{off: ((h + g) / group) * hd, cols: kvCols, n: int(t.pos[i]) + 1}
+			}
+			attendOneChunks(&outs, &qs, uint16s(t.k), uint16s(t.v), &hs, t.a.Scale, sc)
+			u += chunkHeads - 1
+			continue
+		}
 		q := t.q[i*qCols+h*hd : i*qCols+(h+1)*hd]
 		out := t.dst[i*qCols+h*hd : i*qCols+(h+1)*hd]
 		kh := kvHead{off: (h / group) * hd, cols: kvCols, n: int(t.pos[i]) + 1}
@@ -139,7 +165,12 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, a backend.Att
 	}
 	t := &d.att
 	t.kernel, t.dst, t.q, t.k, t.v, t.pos, t.a = kernel, o.f32(), qb.f32(), kb.data, vb.data, p.i32(), a
-	d.pool.parallel(t, qb.rows*a.Heads, 1)
+	// A unit (row, head) costs about its keys times the head size, twice (scores, V).
+	maxKeys := 0
+	for _, pos := range t.pos {
+		maxKeys = max(maxKeys, int(pos)+1)
+	}
+	d.pool.parallel(t, qb.rows*a.Heads, grainFor(maxKeys*a.HeadDim, 1))
 	t.dst, t.q, t.k, t.v, t.pos = nil, nil, nil, nil, nil
 }
 
@@ -152,24 +183,44 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, a backend.Att
 func attendSoftmax(out, q, k, v []float32, h kvHead, scale float32, n int, sc *attentionScratch) {
 	s := sc.s[:h.n]
 	hd := len(q)
+	if useAVX2 && hd > 0 {
+		_ = k[(h.n-1)*h.cols+h.off+hd-1]
+		vecDotF32RowsAVX2(&k[h.off], 4*h.cols, &q[0], hd, h.n, &s[0])
+		for j := range s {
+			s[j] *= scale
+		}
+	} else {
+		for j := range s {
+			s[j] = vecDotF32(q, k[j*h.cols+h.off:j*h.cols+h.off+hd], hd) * scale
+		}
+	}
 	m := float32(math.Inf(-1))
-	for j := range s {
-		s[j] = vecDotF32(q, k[j*h.cols+h.off:j*h.cols+h.off+hd], hd) * scale
-		m = max(m, s[j])
+	for _, x := range s {
+		m = max(m, x)
 	}
 	inv := float32(1 / softmaxExp(s, m))
 	for j := range s {
 		s[j] *= inv
 	}
-	vcol := sc.acc[:h.n] // (n) column d of this head's V
+	np := (h.n + 4*lanes - 1) &^ (4*lanes - 1)
+	if useAVX2 { // the padding as zeros in memory: full blocks for the assembly
+		s = sc.s[:np]
+		clear(s[h.n:])
+	}
+	vcol := sc.acc[:len(s)] // (n) column d of this head's V
 	for d := range out {
-		for j := range vcol {
+		for j := range h.n {
 			vcol[j] = v[j*h.cols+h.off+d]
 		}
-		if n >= 2 {
+		switch {
+		case useAVX2 && n >= 2:
+			out[d] = sgemmF32BlocksAVX2(&vcol[0], &s[0], (h.n+lanes-1)/lanes)
+		case useAVX2:
+			vecDotF32RowsAVX2(&vcol[0], 0, &s[0], np, 1, &out[d])
+		case n >= 2:
 			out[d] = sgemmPadded(vcol, s)
-		} else {
-			out[d] = vecDotF32(vcol, s, (h.n+4*lanes-1)&^(4*lanes-1))
+		default:
+			out[d] = vecDotF32(vcol, s, np)
 		}
 	}
 }

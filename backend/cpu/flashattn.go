@@ -8,30 +8,78 @@ import (
 )
 
 // attendOneChunk is ggml_compute_forward_flash_attn_ext_f16_one_chunk for one head
-// over an F16 cache: the query is rounded to F16, each score is ggml_vec_dot_f16 (exact
-// products summed in float64 for heads under 64) times scale, and the online softmax
-// accumulates V in F16 (ggml_vec_scale_f16, ggml_vec_mad_f16), rounding at every step.
+// over an F16 cache: the query is rounded to F16, each score is ggml_vec_dot_f16 of the
+// key and the query (blocks of 64 in 16-lane FMAs, the rest, all of it for heads under
+// 64, exact products summed in float64) times scale, and the online softmax accumulates
+// V in F16 (ggml_vec_scale_f16, ggml_vec_mad_f16), rounding at every step.
+//
+// The keys are taken in order: key j either raises the running maximum m (the
+// accumulator and the sum are then rescaled by ms = expf(m-s_j), and the key weighs 1)
+// or weighs vs = expf(s_j-m). The maxima depend only on the scores, so all the scores,
+// then all the exponentials are computed first, and V is accumulated last.
 func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *attentionScratch) {
-	hd := len(q)
-	qf, acc := sc.qf[:hd], sc.acc16[:hd]
-	for d, x := range q {
-		qf[d] = fromF16(toF16(x))
-	}
+	e, raised := chunkWeights(q, k, h, scale, sc)
+	acc := sc.acc16[:len(q)]
 	clear(acc)
-	m, sum := float32(math.Inf(-1)), float32(0)
-	for j := 0; j < h.n; j++ {
-		s := float32(scoreF16(k[j*h.cols+h.off:j*h.cols+h.off+hd], qf)) * scale
-		ms, vs := float32(1), float32(1)
-		if s > m {
-			ms = expf(m - s)
-			m = s
-			scaleRowF16(acc, ms)
-		} else {
-			vs = expf(s - m)
+	chunkOutput(out, acc, accumulateF16(acc, v, h, e, raised))
+}
+
+// chunkHeads is how many heads of one query row attendOneChunks takes together.
+const chunkHeads = 4
+
+// attendOneChunks is attendOneChunk for chunkHeads heads of eight elements of one query
+// row (the same keys): the same numbers, the heads' V accumulations interleaved (AVX2).
+func attendOneChunks(outs, qs *[chunkHeads][]float32, k, v []uint16, hs *[chunkHeads]kvHead, scale float32, sc *attentionScratch) {
+	nk, cols := hs[0].n, hs[0].cols
+	e4, r4 := sc.e4[:chunkHeads*nk], sc.r4[:chunkHeads*nk]
+	var offs [chunkHeads]int
+	for g := range chunkHeads {
+		if hs[g].n != nk || hs[g].cols != cols || len(qs[g]) != 8 {
+			panic("cpu: attendOneChunks: heads of different shapes")
 		}
-		madRowF16(acc, v[j*h.cols+h.off:j*h.cols+h.off+hd], vs)
-		sum = float32(sum*ms) + vs
+		e, raised := chunkWeights(qs[g], k, hs[g], scale, sc)
+		for j, x := range e {
+			e4[chunkHeads*j+g], r4[chunkHeads*j+g] = x, raised[j]
+		}
+		_ = v[(nk-1)*cols+hs[g].off+7]
+		offs[g] = 2 * hs[g].off
 	}
+	acc := sc.acc4[:]
+	clear(acc)
+	var sums [chunkHeads]float32
+	chunkAccF16x4AVX2(&acc[0], &v[0], 2*cols, &offs, &e4[0], &r4[0], nk, &sums)
+	for g := range chunkHeads {
+		chunkOutput(outs[g], acc[8*g:8*g+8], sums[g])
+	}
+}
+
+// chunkWeights computes attendOneChunk's softmax weights for one head: the scores of the
+// keys with the query rounded to F16, then e[j] = expf(m-s_j) for a key that raises the
+// running maximum m (raised[j]), expf(s_j-m) for the others. e and raised are sc's.
+func chunkWeights(q []float32, k []uint16, h kvHead, scale float32, sc *attentionScratch) (e []float32, raised []bool) {
+	hd := len(q)
+	q16, qf := sc.q16[:hd], sc.qf[:hd]
+	for d, x := range q {
+		q16[d] = toF16(x)
+		qf[d] = fromF16(q16[d])
+	}
+	s, e, raised := sc.s[:h.n], sc.e[:h.n], sc.raised[:h.n]
+	chunkScores(s, k, q16, qf, h)
+	m := float32(math.Inf(-1))
+	for j, x := range s {
+		x *= scale
+		if raised[j] = x > m; raised[j] {
+			s[j], m = m-x, x
+		} else {
+			s[j] = x - m
+		}
+	}
+	expfRow(e, s)
+	return e, raised
+}
+
+// chunkOutput sets out = acc / sum (0 where the sum is 0), acc in F16.
+func chunkOutput(out []float32, acc []uint16, sum float32) {
 	inv := float32(0)
 	if sum != 0 {
 		inv = 1 / sum
@@ -41,7 +89,78 @@ func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc
 	}
 }
 
-// scoreF16 is ggml_vec_dot_f16 for rows under 64 elements: the exact float32 products
+// chunkScores sets s[j] to vecDotF16 (ggml_vec_dot_f16) of key j and the F16-rounded
+// query (q16, and the same values widened: qf), not yet scaled.
+func chunkScores(s []float32, k, q16 []uint16, qf []float32, h kvHead) {
+	hd := len(qf)
+	if hd == 0 || len(s) == 0 {
+		clear(s)
+		return
+	}
+	if useAVX2 {
+		_ = k[(len(s)-1)*h.cols+h.off+hd-1]
+		vecDotF16F32RowsAVX2(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
+		return
+	}
+	for j := range s {
+		row := k[j*h.cols+h.off : j*h.cols+h.off+hd]
+		if hd < 4*lanes {
+			s[j] = float32(scoreF16(row, qf)) // the float64 sum alone
+		} else {
+			s[j] = vecDotF16(row, q16)
+		}
+	}
+}
+
+// accumulateF16 is attendOneChunk's V accumulation: for each key j in order, with
+// (ms, vs) = (e[j], 1) where the key raised the maximum, else (1, e[j]), acc is
+// rescaled by ms where that is not 1 (scaleRowF16), V row j times vs is added to it
+// (madRowF16), and the softmax sum becomes float32(sum·ms) + vs. It returns the sum.
+func accumulateF16(acc, v []uint16, h kvHead, e []float32, raised []bool) float32 {
+	hd := len(acc)
+	if len(e) == 0 {
+		return 0
+	}
+	raised = raised[:len(e)]
+	if useAVX2 && hd%8 == 0 && hd > 0 {
+		_ = v[(len(e)-1)*h.cols+h.off+hd-1]
+		return chunkAccF16AVX2(&acc[0], &v[h.off], 2*h.cols, &e[0], &raised[0], len(e), hd)
+	}
+	var sum float32
+	for j, x := range e {
+		ms, vs := float32(1), x
+		if raised[j] {
+			ms, vs = x, 1
+		}
+		if ms != 1 {
+			scaleRowF16(acc, ms)
+		}
+		madRowF16(acc, v[j*h.cols+h.off:j*h.cols+h.off+hd], vs)
+		sum = float32(sum*ms) + vs
+	}
+	return sum
+}
+
+// expfRow sets dst[j] = expf(src[j]).
+func expfRow(dst, src []float32) {
+	dst = dst[:len(src)]
+	i := 0
+	if useAVX2 && len(src) >= 4 {
+		i = len(src) &^ 3
+		if expfRowAVX2(&dst[0], &src[0], i/4) {
+			for j, x := range src[:i] {
+				if math.Float32bits(x)&0x7fffffff >= 0x42b00000 && !math.IsInf(float64(x), -1) {
+					dst[j] = expf(x)
+				}
+			}
+		}
+	}
+	for ; i < len(src); i++ {
+		dst[i] = expf(src[i])
+	}
+}
+
+// scoreF16 is ggml_vec_dot_f16 for rows under 64 elements (vecDotF16 without blocks): the exact float32 products
 // of k (F16) and qf (F16 values widened) summed in float64 in order.
 func scoreF16(k []uint16, qf []float32) float64 {
 	if hasAVX512 && len(k)%8 == 0 && len(k) > 0 && len(qf) >= len(k) {
@@ -61,8 +180,8 @@ func scoreF16Go(k []uint16, qf []float32) float64 {
 // madRowF16 is ggml_vec_mad_f16's scalar loop: acc += v·s, the product rounded to
 // float32 and the sum to F16.
 func madRowF16(acc, v []uint16, s float32) {
-	if hasAVX512 && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
-		madF16(&acc[0], &v[0], s, len(acc))
+	if (hasAVX512 || useAVX2) && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
+		madF16(&acc[0], &v[0], s, len(acc)) // AVX and F16C only
 		return
 	}
 	madRowF16Go(acc, v, s)
@@ -77,8 +196,8 @@ func madRowF16Go(acc, v []uint16, s float32) {
 
 // scaleRowF16 is ggml_vec_scale_f16's scalar loop: acc *= s, rounded to F16.
 func scaleRowF16(acc []uint16, s float32) {
-	if hasAVX512 && len(acc)%8 == 0 && len(acc) > 0 {
-		scaleF16(&acc[0], s, len(acc))
+	if (hasAVX512 || useAVX2) && len(acc)%8 == 0 && len(acc) > 0 {
+		scaleF16(&acc[0], s, len(acc)) // AVX and F16C only
 		return
 	}
 	scaleRowF16Go(acc, s)
@@ -134,7 +253,7 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 	hd := len(q)
 	j := 0
-	if hasAVX512 && hd%8 == 0 && hd > 0 && len(s) >= 8 {
+	if (hasAVX512 || useAVX2) && hd%8 == 0 && hd > 0 && len(s) >= 8 {
 		var idx [8]int32
 		for l := range idx {
 			idx[l] = int32(l * h.cols * 2)
@@ -142,7 +261,19 @@ func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 		for ; j+8 <= len(s); j += 8 {
 			r := (t0+j)*h.cols + h.off
 			_ = k[r+7*h.cols+hd-1]
-			scores8F16(&k[r], &idx, &q[0], hd, scale, &s[j])
+			if useAVX2 {
+				scores8F16AVX2(&k[r], &idx, &q[0], hd, scale, &s[j])
+			} else {
+				scores8F16(&k[r], &idx, &q[0], hd, scale, &s[j])
+			}
+		}
+		// The last keys with the cache rows after them (unused scores) where the cache
+		// has them.
+		if r := (t0+j)*h.cols + h.off; useAVX2 && j < len(s) && r+7*h.cols+hd <= len(k) {
+			var s8 [8]float32
+			scores8F16AVX2(&k[r], &idx, &q[0], hd, scale, &s8[0])
+			copy(s[j:], s8[:])
+			j = len(s)
 		}
 	}
 	for ; j < len(s); j++ {
@@ -170,9 +301,15 @@ func tileScoresGo(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 
 // accRowF16 is acc[d] = fma32(p, v[d], acc[d]) over a row of F16 values.
 func accRowF16(acc []float32, v []uint16, p float32) {
-	if hasAVX512 && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
-		fmaRowF16(&acc[0], &v[0], p, len(acc))
-		return
+	if len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
+		switch {
+		case useAVX2:
+			fmaRowF16AVX2(&acc[0], &v[0], p, len(acc))
+			return
+		case hasAVX512:
+			fmaRowF16(&acc[0], &v[0], p, len(acc))
+			return
+		}
 	}
 	accRowF16Go(acc, v, p)
 }
@@ -200,6 +337,14 @@ func uint16s(b []byte) []uint16 {
 // of 16 once padded with masked (zero) entries: it replaces s[j] by ggml_v_expf(s[j]-m)
 // and returns the sum, each group of 16 reduced in float32 and added in float64.
 func softmaxExp(s []float32, m float32) float64 {
+	if useAVX2 && len(s) > 0 {
+		return softmaxExpAVX2(&s[0], len(s), m)
+	}
+	return softmaxExpGo(s, m)
+}
+
+// softmaxExpGo is softmaxExp without assembly.
+func softmaxExpGo(s []float32, m float32) float64 {
 	var sum float64
 	for g := 0; g < len(s); g += lanes {
 		var e [lanes]float32

@@ -16,26 +16,27 @@ type matmulTask struct {
 	x        []float32 // (n, in)
 	w        []byte    // (out, in) of wt
 	xq       []byte    // (n, in) of qt, activationType(wt): x itself when qt is F32
+	xrb      int       // bytes per row of xq: qt.RowBytes(in), or 4·in for F16 widened (f16WideX)
 	wt, qt   tensor.DType
 	quant    func(dst []byte, src []float32) // tensor.ActivationQuantizer(qt)
 	dot      func(n int, w, x []byte) float32
 	gemm     func(n int, w, x []byte) float32 // dot for the activation rows i < ngemm (mulMatGemm), or nil
 	ngemm    int
-	gemmTile func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) // gemm's tile form (tensor.X86RepackGemmTileFunc), or nil
-	tile     func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) // dot's tile form, or nil
+	gemmTile tileFunc // gemm's tile form (tensor.X86RepackGemmTileFunc), or nil
+	tile     tileFunc // dot's tile form, or nil
 	n, in    int
 	out      int
 }
 
 func (t *matmulTask) run(_, lo, hi int) {
 	if t.quantize {
-		rb := t.qt.RowBytes(t.in)
+		rb := t.xrb
 		for i := lo; i < hi; i++ {
 			t.quant(t.xq[i*rb:(i+1)*rb], t.x[i*t.in:(i+1)*t.in])
 		}
 		return
 	}
-	wrb, xrb := t.wt.RowBytes(t.in), t.qt.RowBytes(t.in)
+	wrb, xrb := t.wt.RowBytes(t.in), t.xrb
 	if t.tile != nil {
 		t.tile(t.in, t.w[lo*wrb:hi*wrb], wrb, hi-lo, t.xq, xrb, t.n, t.dst[lo:], t.out)
 		return
@@ -86,7 +87,11 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		return
 	}
 	t := &d.mm
-	*t = matmulTask{tile: mulMatTile(wb.dt, wb.rows), dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, quant: quant, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
+	*t = matmulTask{tile: mulMatTile(wb.dt, xb.rows, wb.cols, wb.rows), dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, quant: quant, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
+	t.xrb = qt.RowBytes(wb.cols)
+	if wb.dt == tensor.F16 && t.tile != nil && f16WideX() {
+		t.quant, t.xrb = roundF16Bytes, 4*wb.cols
+	}
 	if t.gemm = mulMatGemm(wb.dt, wb.rows); t.gemm != nil {
 		t.ngemm = t.n - t.n%tensor.X86RepackGemmRows
 		t.gemmTile = tensor.X86RepackGemmTileFunc(wb.dt)
@@ -94,12 +99,12 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	if qt == tensor.F32 {
 		t.xq = xb.data
 	} else {
-		t.xq = d.scratch(xb.rows * qt.RowBytes(wb.cols))
+		t.xq = d.scratch(xb.rows * t.xrb)
 		t.quantize = true
-		d.pool.parallel(t, t.n, 1)
+		d.pool.parallel(t, t.n, grainFor(t.in, 1))
 		t.quantize = false
 	}
-	d.pool.parallel(t, t.out, 16)
+	d.pool.parallel(t, t.out, grainFor(t.n*t.in, 16))
 	*t = matmulTask{}
 }
 
@@ -139,7 +144,7 @@ func mulMatDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float3
 	if f := tensor.X86DotFunc(wt); f != nil {
 		return f, nil
 	}
-	sgemm := n >= 2 && in%lanes == 0 && out%4 == 0
+	sgemm := tinyBLAS(n, in, out)
 	switch {
 	case wt == tensor.F32 && sgemm:
 		return sgemmF32Bytes, nil
@@ -155,6 +160,10 @@ func mulMatDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float3
 	return tensor.DotFunc(wt)
 }
 
+// tinyBLAS reports whether llamafile_sgemm takes an F32 or F16 matmul of a batch of n
+// rows, in elements per row and out weight rows.
+func tinyBLAS(n, in, out int) bool { return n >= 2 && in%lanes == 0 && out%4 == 0 }
+
 // mulMatGemm returns, for a weight matrix that llama.cpp repacks (out a multiple of
 // tensor.X86RepackRows, a type of tensor.X86RepackDotFunc), the dot of its repacked
 // gemm, which it takes for the first n−n%4 rows of a batch of n (mulMatDot's, the
@@ -168,8 +177,9 @@ func mulMatGemm(wt tensor.DType, out int) func(n int, w, x []byte) float32 {
 
 // mulMatTile is the tile form of mulMatDot's dot, or nil: tensor.X86DotTileFunc for the
 // types of tensor.X86DotFunc, tensor.DotTileFunc for the types whose dot mulMatDot takes
-// from tensor.DotFunc; nil for a repacked matrix (X86RepackDotFunc) of out rows.
-func mulMatTile(wt tensor.DType, out int) func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+// from tensor.DotFunc, floatTile for F32 and F16 where the level has one; nil for a
+// repacked matrix (X86RepackDotFunc) of out rows.
+func mulMatTile(wt tensor.DType, n, in, out int) tileFunc {
 	if tensor.X86RepackDotFunc(wt) != nil && out%tensor.X86RepackRows == 0 {
 		return tensor.X86RepackTileFunc(wt)
 	}
@@ -177,7 +187,9 @@ func mulMatTile(wt tensor.DType, out int) func(n int, w []byte, wStride, mw int,
 		return tensor.X86DotTileFunc(wt)
 	}
 	switch wt {
-	case tensor.F32, tensor.F16, tensor.BF16:
+	case tensor.F32, tensor.F16:
+		return floatTile(wt, tinyBLAS(n, in, out))
+	case tensor.BF16:
 		return nil // mulMatDot's own
 	}
 	return tensor.DotTileFunc(wt)

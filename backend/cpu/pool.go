@@ -8,85 +8,131 @@ import (
 
 // A task is one kernel's work, split by the pool into contiguous ranges of its units
 // (rows, heads, ...). worker is the index of the goroutine running the range, so a task
-// can use per-worker scratch without locking.
+// can use per-worker scratch without locking. Which worker runs which range is decided
+// at run time, so a task must compute every unit the same way whichever worker takes it.
 type task interface {
 	run(worker, lo, hi int)
 }
 
-// spinFor is how long an idle worker polls for its next range before parking, and how
-// long parallel polls for the workers to finish before yielding the processor between
-// polls. A decode step runs dozens of small kernels a few microseconds apart; waking a
-// parked goroutine costs several microseconds each time, so, as ggml's threadpool and
-// OpenMP do, the workers spin briefly first.
+// spinFor is how long an idle worker polls for its next job before parking, and how
+// long parallel polls for the last chunks before parking. A decode step runs dozens of
+// small kernels a few microseconds apart; waking a parked goroutine costs several
+// microseconds each time, so, as ggml's threadpool and OpenMP do, the workers spin
+// briefly first.
 const spinFor = 200 * time.Microsecond
 
-// slot is worker k's mailbox. parallel writes t, lo and hi, then bumps seq; the worker
-// runs the range and stores seq into done. Only one range is in flight per worker, and
-// parallel writes a slot only after its previous range is done, so the fields need no
-// lock. The padding keeps workers' slots on separate cache lines.
-type slot struct {
-	t      task
-	lo, hi int
-	seq    atomic.Uint64
-	done   atomic.Uint64
-	parked atomic.Bool   // the worker is (about to be) blocked on wake
-	wake   chan struct{} // one token per wake-up of a parked worker
+// waitSpin is how long parallel polls for chunks that other workers are still running
+// before it parks until the last one is done. It is short: a worker that takes longer
+// was most likely descheduled (a machine shared with other processes), and the caller's
+// spinning would only take the processor it needs.
+const waitSpin = 20 * time.Microsecond
+
+// chunksPerWorker is how many chunks a job is cut into per worker (at most), so that
+// the workers that run take the chunks of one that is late, descheduled or parked.
+const chunksPerWorker = 4
+
+// maxChunks bounds a job's chunk count: claim packs it in 16 bits.
+const maxChunks = 1<<16 - 1
+
+// minChunkWork is the least work (multiply-adds, or elements touched) worth a chunk of
+// its own: a few microseconds of AVX2 kernel time, about what handing a chunk to
+// another worker costs. Smaller jobs run on the caller alone.
+const minChunkWork = 1 << 15
+
+// grainFor returns the grain (units per chunk) for units that cost work each: at least
+// min, and enough units to make minChunkWork.
+func grainFor(work, min int) int {
+	return max(min, minChunkWork/max(work, 1))
+}
+
+// worker is one goroutine's mailbox, padded to its own cache line.
+type worker struct {
+	parked atomic.Bool   // the goroutine is (about to be) blocked on wake
+	wake   chan struct{} // one token per wake-up of a parked goroutine
 	_      [64]byte
 }
 
-// pool is a fixed set of worker goroutines created by New and stopped by Close. The
-// calling goroutine is worker 0; range k always runs on worker k, so per-worker scratch
-// needs no lock.
+// pool is a fixed set of worker goroutines created by New and stopped by Close; the
+// calling goroutine is worker 0. parallel publishes one job at a time, cut into chunks
+// that every worker, the caller included, claims one by one from a shared counter: a
+// worker that is slow to wake (parked, or descheduled by the operating system) leaves
+// its chunks to the others instead of holding up the whole job.
 type pool struct {
-	n     int
-	slots []slot // slots[k] feeds worker k (k ≥ 1)
-	quit  atomic.Bool
+	n       int
+	workers []worker // workers[k] for goroutine k ≥ 1
+
+	// The job: written by parallel before it publishes claim, read by a worker only
+	// after it has claimed one of the job's chunks (the job cannot end before that
+	// chunk is done, so the fields stay put while it runs).
+	t         task
+	units     int
+	epoch     uint32
+	claim     atomic.Uint64 // epoch<<32 | chunks<<16 | next chunk to claim
+	done      atomic.Uint64 // epoch<<32 | chunks done
+	waiting   atomic.Uint32 // the epoch of the job parallel is (about to be) parked on, or 0
+	callerTok chan struct{}
+	quit      atomic.Bool
 	// yield is how many polls pass between two runtime.Gosched calls: rarely when every
 	// worker can have a processor of its own, at every poll when they cannot (the
 	// worker polled for may be waiting for the poller's processor).
 	yield int
+	_     [64]byte
 }
 
 func newPool(n int) *pool {
-	p := &pool{n: n, slots: make([]slot, n), yield: 1024}
+	p := &pool{n: n, workers: make([]worker, n), yield: 1024, callerTok: make(chan struct{}, 1)}
 	if runtime.GOMAXPROCS(0) < n {
 		p.yield = 1
 	}
 	for k := 1; k < n; k++ {
-		p.slots[k].wake = make(chan struct{}, 1)
+		p.workers[k].wake = make(chan struct{}, 1)
 		go p.serve(k)
 	}
 	return p
 }
 
+// serve is worker k's loop: wait for a job newer than the last one seen, take its
+// chunks until none is left, repeat.
 func (p *pool) serve(k int) {
-	s := &p.slots[k]
-	var seen uint64
+	w := &p.workers[k]
+	var seen uint32
 	for {
-		seq := s.seq.Load()
-		if seq == seen {
-			seq = p.await(s, seen)
-			if seq == seen { // quit
+		v := p.claim.Load()
+		if uint32(v>>32) == seen {
+			if v = p.await(w, seen); p.quit.Load() {
 				return
 			}
 		}
-		seen = seq
-		s.t.run(k, s.lo, s.hi)
-		s.t = nil
-		s.done.Store(seq)
+		seen = uint32(v >> 32)
+		p.work(k, seen)
 	}
 }
 
-// await polls s for a sequence number other than seen for spinFor, then parks until
-// parallel or close wakes it. It returns seen after close.
-func (p *pool) await(s *slot, seen uint64) uint64 {
+// work runs chunks of job epoch e on worker k until none is left to claim.
+func (p *pool) work(k int, e uint32) {
+	for {
+		v := p.claim.Load()
+		chunks, next := int(v>>16&0xffff), int(v&0xffff)
+		if uint32(v>>32) != e || next >= chunks || !p.claim.CompareAndSwap(v, v+1) {
+			if uint32(v>>32) != e || next >= chunks {
+				return
+			}
+			continue // another worker took chunk next: try the one after
+		}
+		p.t.run(k, next*p.units/chunks, (next+1)*p.units/chunks)
+		if d := p.done.Add(1); int(uint32(d)) == chunks && p.waiting.Load() == e && p.waiting.CompareAndSwap(e, 0) {
+			p.callerTok <- struct{}{}
+		}
+	}
+}
+
+// await polls for a job other than seen for spinFor, then parks until parallel or close
+// wakes it, and returns the claim word it saw.
+func (p *pool) await(w *worker, seen uint32) uint64 {
 	start := time.Now()
 	for i := 1; ; i++ {
-		if seq := s.seq.Load(); seq != seen {
-			return seq
-		}
-		if p.quit.Load() {
-			return seen
+		if v := p.claim.Load(); uint32(v>>32) != seen || p.quit.Load() {
+			return v
 		}
 		spinPause()
 		if i%p.yield == 0 {
@@ -97,64 +143,73 @@ func (p *pool) await(s *slot, seen uint64) uint64 {
 		}
 	}
 	for {
-		s.parked.Store(true)
-		if seq := s.seq.Load(); seq != seen || p.quit.Load() {
-			if !s.parked.CompareAndSwap(true, false) {
-				<-s.wake // parallel saw parked and sent a token: take it
+		w.parked.Store(true)
+		if v := p.claim.Load(); uint32(v>>32) != seen || p.quit.Load() {
+			if !w.parked.CompareAndSwap(true, false) {
+				<-w.wake // parallel saw parked and sent a token: take it
 			}
-			if seq != seen {
-				return seq
-			}
-			return seen
+			return v
 		}
-		<-s.wake
-		if seq := s.seq.Load(); seq != seen {
-			return seq
-		}
-		if p.quit.Load() {
-			return seen
+		<-w.wake
+		if v := p.claim.Load(); uint32(v>>32) != seen || p.quit.Load() {
+			return v
 		}
 	}
 }
 
-// signal wakes worker k if it is parked.
-func (s *slot) signal() {
-	if s.parked.Load() && s.parked.CompareAndSwap(true, false) {
-		s.wake <- struct{}{}
+// signal wakes the worker if it is parked.
+func (w *worker) signal() {
+	if w.parked.Load() && w.parked.CompareAndSwap(true, false) {
+		w.wake <- struct{}{}
 	}
 }
 
-// parallel runs t over units [0, n), cut into at most one range per worker and no range
-// smaller than grain units, and returns when every range is done.
+// parallel runs t over units [0, n), cut into chunks of at least grain units (at most
+// chunksPerWorker per worker), and returns when every chunk is done.
 func (p *pool) parallel(t task, n, grain int) {
 	if n <= 0 {
 		return
 	}
-	parts := min(p.n, max(1, n/max(grain, 1)))
-	p.run(t, n, parts)
-}
-
-// run cuts [0, n) into parts ranges, range k on worker k.
-func (p *pool) run(t task, n, parts int) {
-	if parts <= 1 {
+	chunks := min(n/max(grain, 1), chunksPerWorker*p.n, maxChunks)
+	if chunks <= 1 || p.n <= 1 {
 		t.run(0, 0, n)
 		return
 	}
-	for k := 1; k < parts; k++ {
-		s := &p.slots[k]
-		s.t, s.lo, s.hi = t, k*n/parts, (k+1)*n/parts
-		s.seq.Add(1)
-		s.signal()
+	p.t, p.units = t, n
+	if p.epoch++; p.epoch == 0 { // 0 is no job (waiting)
+		p.epoch++
 	}
-	t.run(0, 0, n/parts)
-	for k := 1; k < parts; k++ {
-		s := &p.slots[k]
-		want := s.seq.Load()
-		for i := 1; s.done.Load() != want; i++ {
-			spinPause()
-			if i%p.yield == 0 {
-				runtime.Gosched()
+	e := p.epoch
+	p.done.Store(uint64(e) << 32)
+	p.claim.Store(uint64(e)<<32 | uint64(chunks)<<16)
+	for k := 1; k < p.n; k++ {
+		p.workers[k].signal()
+	}
+	p.work(0, e)
+	p.wait(e, chunks)
+	p.t = nil
+}
+
+// wait returns when all chunks of job e are done: it polls for waitSpin, then parks
+// until the worker that finishes the last chunk wakes it.
+func (p *pool) wait(e uint32, chunks int) {
+	want := uint64(e)<<32 | uint64(chunks)
+	start := time.Now()
+	for i := 1; p.done.Load() != want; i++ {
+		spinPause()
+		if i%p.yield == 0 {
+			runtime.Gosched()
+		}
+		if i%64 == 0 && time.Since(start) > waitSpin {
+			p.waiting.Store(e)
+			if p.done.Load() == want {
+				if !p.waiting.CompareAndSwap(e, 0) {
+					<-p.callerTok
+				}
+				return
 			}
+			<-p.callerTok
+			return
 		}
 	}
 }
@@ -163,6 +218,6 @@ func (p *pool) run(t task, n, parts int) {
 func (p *pool) close() {
 	p.quit.Store(true)
 	for k := 1; k < p.n; k++ {
-		p.slots[k].signal()
+		p.workers[k].signal()
 	}
 }

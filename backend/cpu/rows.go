@@ -54,9 +54,25 @@ func (d *Device) SetRows(dst, src, rows backend.Buffer) {
 			d.fail(fmt.Errorf("cpu: SetRows: row %d outside a buffer of %d rows", row, o.rows))
 			return
 		}
+		if o.dt == tensor.F16 {
+			f32ToF16Row(uint16s(o.row(int(row))), sv[i*s.cols:(i+1)*s.cols])
+			continue
+		}
 		if err := tensor.Quantize(o.dt, o.row(int(row)), sv[i*s.cols:(i+1)*s.cols]); err != nil {
 			d.fail(fmt.Errorf("cpu: SetRows: %w", err))
 			return
 		}
+	}
+}
+
+// f32ToF16Row sets dst[i] = tensor.F32ToF16(src[i]).
+func f32ToF16Row(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	i := 0
+	if n8 := len(src) / 8; useAVX2 && n8 > 0 && !f32ToF16RowAVX2(&dst[0], &src[0], n8) {
+		i = 8 * n8 // no NaN, whose bits F32ToF16 sets its own way
+	}
+	for ; i < len(src); i++ {
+		dst[i] = toF16(src[i])
 	}
 }

@@ -2,9 +2,14 @@ package cpu
 
 import "github.com/infergo/infer/tensor"
 
-// hasAVX512 is set when the AVX-512 kernels of simd_amd64.s can run (tensor probes the
-// CPU once at start-up).
-var hasAVX512 = tensor.HasAVX512()
+// The kernel level, from tensor.Level (which probes the CPU once at start-up and honours
+// the infer_avx2 and infer_portable build tags): hasAVX512 selects the AVX-512 kernels of
+// simd_amd64.s, useAVX2 the AVX2+FMA+F16C kernels of avx2_amd64.s (a CPU, or a build,
+// without AVX-512). Neither is set at the portable level.
+var (
+	hasAVX512 = tensor.HasAVX512()
+	useAVX2   = !hasAVX512 && tensor.Level() == tensor.LevelAVX2
+)
 
 //go:noescape
 func vecDotF32Blocks(a, b *float32, nblk int) float32
@@ -16,7 +21,15 @@ func sgemmF32Blocks(a, b *float32, nblk int) float32
 // block cut short by padding, and ok false otherwise.
 func vecDotF32Fast(a, b []float32, n int) (float32, bool) {
 	np := n &^ (4*lanes - 1)
-	if !hasAVX512 || np > len(a) || len(b) < len(a) {
+	if np > len(a) || len(b) < len(a) {
+		return 0, false
+	}
+	if useAVX2 && len(a) > 0 {
+		var s float32
+		vecDotF32RowsAVX2(&a[0], 0, &b[0], len(a), 1, &s) // len(a) is in n's block of 64
+		return s, true
+	}
+	if !hasAVX512 {
 		return 0, false
 	}
 	var sum float32
@@ -32,10 +45,15 @@ func vecDotF32Fast(a, b []float32, n int) (float32, bool) {
 // sgemmF32Fast returns sgemmF32(a, b) computed with sgemmF32Blocks.
 func sgemmF32Fast(a, b []float32) (float32, bool) {
 	nb := len(a) / lanes
-	if !hasAVX512 || nb == 0 || len(b) < nb*lanes {
+	switch {
+	case nb == 0 || len(b) < nb*lanes:
 		return 0, false
+	case useAVX2:
+		return sgemmF32BlocksAVX2(&a[0], &b[0], nb), true
+	case hasAVX512:
+		return sgemmF32Blocks(&a[0], &b[0], nb), true
 	}
-	return sgemmF32Blocks(&a[0], &b[0], nb), true
+	return 0, false
 }
 
 //go:noescape
@@ -47,7 +65,15 @@ func sgemmF16Blocks(a, b *uint16, nblk int) float32
 // vecDotF16Fast returns vecDotF16(a, b) computed with vecDotF16Blocks.
 func vecDotF16Fast(a, b []uint16) (float32, bool) {
 	np := len(a) &^ (4*lanes - 1)
-	if !hasAVX512 || len(b) < len(a) {
+	if len(b) < len(a) {
+		return 0, false
+	}
+	if useAVX2 && len(a) > 0 {
+		var s float32
+		vecDotF16RowsAVX2(&a[0], 0, &b[0], len(a), 1, &s)
+		return s, true
+	}
+	if !hasAVX512 {
 		return 0, false
 	}
 	var s float32
@@ -64,10 +90,15 @@ func vecDotF16Fast(a, b []uint16) (float32, bool) {
 // sgemmF16Fast returns sgemmF16(a, b) computed with sgemmF16Blocks.
 func sgemmF16Fast(a, b []uint16) (float32, bool) {
 	nb := len(a) / lanes
-	if !hasAVX512 || nb == 0 || len(b) < nb*lanes {
+	switch {
+	case nb == 0 || len(b) < nb*lanes:
 		return 0, false
+	case useAVX2:
+		return sgemmF16BlocksAVX2(&a[0], &b[0], nb), true
+	case hasAVX512:
+		return sgemmF16Blocks(&a[0], &b[0], nb), true
 	}
-	return sgemmF16Blocks(&a[0], &b[0], nb), true
+	return 0, false
 }
 
 //go:noescape

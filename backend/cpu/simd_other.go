@@ -2,10 +2,6 @@
 
 package cpu
 
-func vecDotF32Fast(a, b []float32, n int) (float32, bool) { return 0, false }
-
-func sgemmF32Fast(a, b []float32) (float32, bool) { return 0, false }
-
 func vecDotF16Fast(a, b []uint16) (float32, bool) { return 0, false }
 
 func sgemmF16Fast(a, b []uint16) (float32, bool) { return 0, false }

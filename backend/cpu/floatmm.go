@@ -1,0 +1,308 @@
+package cpu
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/infergo/infer/tensor"
+)
+
+// tileFunc computes a tile of a matmul: dst[i·dstStride+o] = dot(n, w row o, x row i)
+// for o < mw, i < mx, rows wStride and xStride bytes apart (tensor.X86DotTileFunc's form).
+type tileFunc = func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int)
+
+// floatTile returns the tile form of mulMatDot's dot for F32 and F16 weights (sgemm:
+// tinyBLAS takes the batch), or nil for the other types.
+func floatTile(wt tensor.DType, sgemm bool) tileFunc {
+	if hasAVX512 {
+		return nil // the AVX-512 dots of simd_amd64.s, one output at a time
+	}
+	if f := avx2Tile(wt, sgemm); f != nil {
+		return f
+	}
+	if f := neonTile(wt, sgemm); f != nil {
+		return f
+	}
+	return goTile(wt, sgemm)
+}
+
+// checkTile panics unless the tile's rows (wrb and xrb bytes) and its outputs lie
+// inside w, x and dst: the assembly tiles read and write without bounds checks.
+func checkTile(wrb, xrb int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if (mw-1)*wStride+wrb > len(w) || (mx-1)*xStride+xrb > len(x) || (mx-1)*dstStride+mw > len(dst) || wStride < wrb || xStride < xrb || dstStride < mw {
+		panic(fmt.Sprintf("cpu: matmul tile of %d×%d rows of %d and %d bytes outside its buffers", mw, mx, wrb, xrb))
+	}
+}
+
+// f16WideX reports whether the F16 tiles of floatTile take their activations as F16
+// values widened to float32 (converted once per row, not once per weight row): at
+// every level but AVX-512, whose F16 kernels take F16 rows.
+func f16WideX() bool { return !hasAVX512 }
+
+// roundF16Row sets dst[i] = float32(F16(src[i])): the activations of an F16 matmul,
+// rounded to F16 (tensor.F32ToF16) and widened back.
+func roundF16Row(dst, src []float32) {
+	dst = dst[:len(src)]
+	i := 0
+	if n8 := len(src) / 8; useAVX2 && n8 > 0 && !roundF16RowAVX2(&dst[0], &src[0], n8) {
+		i = 8 * n8 // no NaN, whose bits F32ToF16 sets its own way
+	}
+	for ; i < len(src); i++ {
+		dst[i] = fromF16(toF16(src[i]))
+	}
+}
+
+// roundF16Bytes is roundF16Row in the form of a tensor.ActivationQuantizer, dst holding
+// float32s.
+func roundF16Bytes(dst []byte, src []float32) { roundF16Row(tensor.Float32s(dst), src) }
+
+// The Go tiles below compute the bits of sgemmF32Go, vecDotF32Go, sgemmF16Go and
+// vecDotF16Go for several outputs at once: each lane's fma32 chain is run for four
+// weight rows (and, in sgemm, two activation rows) together in registers, in the
+// chain's own order, and the lanes are then combined as those functions combine them.
+
+// goTile returns the Go tile form of mulMatDot's dot for F32 and F16 weights.
+func goTile(wt tensor.DType, sgemm bool) tileFunc {
+	switch {
+	case wt == tensor.F32 && sgemm:
+		return sgemmTileF32Go
+	case wt == tensor.F32:
+		return vecDotTileF32Go
+	case wt == tensor.F16 && sgemm:
+		return sgemmTileF16Go
+	case wt == tensor.F16:
+		return vecDotTileF16Go
+	}
+	return nil
+}
+
+// sgemmTileF32Go is sgemmF32Go over a tile (n a multiple of 16).
+func sgemmTileF32Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if mw <= 0 || mx <= 0 {
+		return
+	}
+	checkTile(4*n, 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	var c [4][2][lanes]float32
+	o := 0
+	for ; o+4 <= mw; o += 4 {
+		w0, w1, w2, w3 := f32Row(w, o*wStride, n), f32Row(w, (o+1)*wStride, n), f32Row(w, (o+2)*wStride, n), f32Row(w, (o+3)*wStride, n)
+		i := 0
+		for ; i+2 <= mx; i += 2 {
+			x0, x1 := f32Row(x, i*xStride, n), f32Row(x, (i+1)*xStride, n)
+			x1 = x1[:len(x0)]
+			for l := range lanes {
+				var a00, a01, a10, a11, a20, a21, a30, a31 float64
+				for k := l; k < len(x0); k += lanes {
+					xa, xb := float64(x0[k]), float64(x1[k])
+					wa, wb, wc, wd := float64(w0[k]), float64(w1[k]), float64(w2[k]), float64(w3[k])
+					a00 = float64(float32(wa*xa + a00))
+					a01 = float64(float32(wa*xb + a01))
+					a10 = float64(float32(wb*xa + a10))
+					a11 = float64(float32(wb*xb + a11))
+					a20 = float64(float32(wc*xa + a20))
+					a21 = float64(float32(wc*xb + a21))
+					a30 = float64(float32(wd*xa + a30))
+					a31 = float64(float32(wd*xb + a31))
+				}
+				c[0][0][l], c[0][1][l] = float32(a00), float32(a01)
+				c[1][0][l], c[1][1][l] = float32(a10), float32(a11)
+				c[2][0][l], c[2][1][l] = float32(a20), float32(a21)
+				c[3][0][l], c[3][1][l] = float32(a30), float32(a31)
+			}
+			for r := range 4 {
+				dst[i*dstStride+o+r] = reduce16(&c[r][0])
+				dst[(i+1)*dstStride+o+r] = reduce16(&c[r][1])
+			}
+		}
+		if i < mx {
+			x0 := f32Row(x, i*xStride, n)
+			for r, wr := range [4][]float32{w0, w1, w2, w3} {
+				dst[i*dstStride+o+r] = sgemmF32Go(wr, x0)
+			}
+		}
+	}
+	for ; o < mw; o++ {
+		for i := range mx {
+			dst[i*dstStride+o] = sgemmF32Go(f32Row(w, o*wStride, n), f32Row(x, i*xStride, n))
+		}
+	}
+}
+
+// sgemmTileF16Go is sgemmF16Go over a tile (n a multiple of 16), the activations F16
+// values widened to float32 (f16WideX).
+func sgemmTileF16Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if mw <= 0 || mx <= 0 {
+		return
+	}
+	checkTile(2*n, 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	var c [4][2][lanes]float32
+	o := 0
+	for ; o+4 <= mw; o += 4 {
+		w0, w1, w2, w3 := f16Row(w, o*wStride, n), f16Row(w, (o+1)*wStride, n), f16Row(w, (o+2)*wStride, n), f16Row(w, (o+3)*wStride, n)
+		i := 0
+		for ; i+2 <= mx; i += 2 {
+			x0, x1 := f32Row(x, i*xStride, n), f32Row(x, (i+1)*xStride, n)
+			x1 = x1[:len(x0)]
+			for l := range lanes {
+				var a00, a01, a10, a11, a20, a21, a30, a31 float64
+				for k := l; k < len(x0); k += lanes {
+					xa, xb := float64(x0[k]), float64(x1[k])
+					wa, wb, wc, wd := float64(fromF16(w0[k])), float64(fromF16(w1[k])), float64(fromF16(w2[k])), float64(fromF16(w3[k]))
+					a00 = float64(float32(wa*xa + a00))
+					a01 = float64(float32(wa*xb + a01))
+					a10 = float64(float32(wb*xa + a10))
+					a11 = float64(float32(wb*xb + a11))
+					a20 = float64(float32(wc*xa + a20))
+					a21 = float64(float32(wc*xb + a21))
+					a30 = float64(float32(wd*xa + a30))
+					a31 = float64(float32(wd*xb + a31))
+				}
+				c[0][0][l], c[0][1][l] = float32(a00), float32(a01)
+				c[1][0][l], c[1][1][l] = float32(a10), float32(a11)
+				c[2][0][l], c[2][1][l] = float32(a20), float32(a21)
+				c[3][0][l], c[3][1][l] = float32(a30), float32(a31)
+			}
+			for r := range 4 {
+				dst[i*dstStride+o+r] = reduce16(&c[r][0])
+				dst[(i+1)*dstStride+o+r] = reduce16(&c[r][1])
+			}
+		}
+		if i < mx {
+			x0 := f32Row(x, i*xStride, n)
+			for r, wr := range [4][]uint16{w0, w1, w2, w3} {
+				dst[i*dstStride+o+r] = sgemmF16F32Go(wr, x0)
+			}
+		}
+	}
+	for ; o < mw; o++ {
+		for i := range mx {
+			dst[i*dstStride+o] = sgemmF16F32Go(f16Row(w, o*wStride, n), f32Row(x, i*xStride, n))
+		}
+	}
+}
+
+// sgemmF16F32Go is sgemmF16Go of an F16 row and a row of F16 values widened to float32.
+func sgemmF16F32Go(a []uint16, b []float32) float32 {
+	var c [lanes]float32
+	for i := 0; i+lanes <= len(a); i += lanes {
+		av, bv := (*[lanes]uint16)(a[i:]), (*[lanes]float32)(b[i:])
+		for l := range c {
+			c[l] = fma32(fromF16(av[l]), bv[l], c[l])
+		}
+	}
+	return reduce16(&c)
+}
+
+// vecDotTileF32Go is vecDotF32Go over a tile.
+func vecDotTileF32Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if mw <= 0 || mx <= 0 {
+		return
+	}
+	checkTile(4*n, 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	np := n - n%(4*lanes)
+	var acc [4][4 * lanes]float32
+	for i := range mx {
+		x0 := f32Row(x, i*xStride, n)
+		o := 0
+		for ; o+4 <= mw; o += 4 {
+			w0, w1, w2, w3 := f32Row(w, o*wStride, n), f32Row(w, (o+1)*wStride, n), f32Row(w, (o+2)*wStride, n), f32Row(w, (o+3)*wStride, n)
+			xb := x0[:np]
+			b0, b1, b2, b3 := w0[:len(xb)], w1[:len(xb)], w2[:len(xb)], w3[:len(xb)]
+			for p := range 4 * lanes {
+				var a0, a1, a2, a3 float64
+				for k := p; k < len(xb); k += 4 * lanes {
+					xv := float64(xb[k])
+					a0 = float64(float32(float64(b0[k])*xv + a0))
+					a1 = float64(float32(float64(b1[k])*xv + a1))
+					a2 = float64(float32(float64(b2[k])*xv + a2))
+					a3 = float64(float32(float64(b3[k])*xv + a3))
+				}
+				acc[0][p], acc[1][p], acc[2][p], acc[3][p] = float32(a0), float32(a1), float32(a2), float32(a3)
+			}
+			for r, wr := range [4][]float32{w0, w1, w2, w3} {
+				sum := reduce64(&acc[r])
+				for k := np; k < n; k++ {
+					sum = fma32(wr[k], x0[k], sum)
+				}
+				dst[i*dstStride+o+r] = sum
+			}
+		}
+		for ; o < mw; o++ {
+			dst[i*dstStride+o] = vecDotF32Go(f32Row(w, o*wStride, n), x0, n)
+		}
+	}
+}
+
+// vecDotTileF16Go is vecDotF16Go over a tile, the activations F16 values widened to
+// float32 (f16WideX).
+func vecDotTileF16Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if mw <= 0 || mx <= 0 {
+		return
+	}
+	checkTile(2*n, 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	np := n - n%(4*lanes)
+	var acc [4][4 * lanes]float32
+	for i := range mx {
+		x0 := f32Row(x, i*xStride, n)
+		o := 0
+		for ; o+4 <= mw; o += 4 {
+			w0, w1, w2, w3 := f16Row(w, o*wStride, n), f16Row(w, (o+1)*wStride, n), f16Row(w, (o+2)*wStride, n), f16Row(w, (o+3)*wStride, n)
+			xb := x0[:np]
+			b0, b1, b2, b3 := w0[:len(xb)], w1[:len(xb)], w2[:len(xb)], w3[:len(xb)]
+			for p := range 4 * lanes {
+				var a0, a1, a2, a3 float64
+				for k := p; k < len(xb); k += 4 * lanes {
+					xv := float64(xb[k])
+					a0 = float64(float32(float64(fromF16(b0[k]))*xv + a0))
+					a1 = float64(float32(float64(fromF16(b1[k]))*xv + a1))
+					a2 = float64(float32(float64(fromF16(b2[k]))*xv + a2))
+					a3 = float64(float32(float64(fromF16(b3[k]))*xv + a3))
+				}
+				acc[0][p], acc[1][p], acc[2][p], acc[3][p] = float32(a0), float32(a1), float32(a2), float32(a3)
+			}
+			for r, wr := range [4][]uint16{w0, w1, w2, w3} {
+				sum := float64(reduce64(&acc[r]))
+				for k, xv := range x0[np:] {
+					sum += float64(fromF16(wr[np+k]) * xv)
+				}
+				dst[i*dstStride+o+r] = float32(sum)
+			}
+		}
+		for ; o < mw; o++ {
+			wr := f16Row(w, o*wStride, n)
+			xb := x0[:np]
+			br := wr[:len(xb)]
+			for p := range 4 * lanes {
+				var a0 float64
+				for k := p; k < len(xb); k += 4 * lanes {
+					a0 = float64(float32(float64(fromF16(br[k]))*float64(xb[k]) + a0))
+				}
+				acc[0][p] = float32(a0)
+			}
+			sum := float64(reduce64(&acc[0]))
+			for k, xv := range x0[np:] {
+				sum += float64(fromF16(wr[np+k]) * xv)
+			}
+			dst[i*dstStride+o] = float32(sum)
+		}
+	}
+}
+
+// reduce64 combines vecDotF32's four 16-lane accumulators, held as 64 lanes, as
+// (0+2)+(1+3), and reduces the result as reduce16.
+func reduce64(a *[4 * lanes]float32) float32 {
+	var c [lanes]float32
+	for l := range c {
+		c[l] = (a[l] + a[2*lanes+l]) + (a[lanes+l] + a[3*lanes+l])
+	}
+	return reduce16(&c)
+}
+
+// f32Row and f16Row view the n elements at byte off of b (a row of a tile).
+func f32Row(b []byte, off, n int) []float32 { return tensor.Float32s(b[off:])[:n] }
+func f16Row(b []byte, off, n int) []uint16  { return uint16s(b[off:])[:n] }
+
+// f32At and f16At point at byte off of b, which checkTile has bounded (the assembly
+// tiles' row pointers).
+func f32At(b []byte, off int) *float32 { return (*float32)(unsafe.Pointer(&b[off])) }
+func f16At(b []byte, off int) *uint16  { return (*uint16)(unsafe.Pointer(&b[off])) }

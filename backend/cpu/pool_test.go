@@ -1,0 +1,99 @@
+package cpu
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// countTask counts how often each unit runs and which workers ran.
+type countTask struct {
+	units   []atomic.Int32
+	workers []atomic.Int32
+	sleep   time.Duration // per range run by a worker other than 0
+}
+
+func (t *countTask) run(worker, lo, hi int) {
+	t.workers[worker].Add(1)
+	if worker != 0 && t.sleep > 0 {
+		time.Sleep(t.sleep)
+	}
+	for u := lo; u < hi; u++ {
+		t.units[u].Add(1)
+	}
+}
+
+// TestPoolRunsEveryUnitOnce runs many jobs of many shapes back to back, with as many
+// processors as workers and with fewer, and checks that every unit of every job runs
+// exactly once and that parallel returns only when its job is done.
+func TestPoolRunsEveryUnitOnce(t *testing.T) {
+	for _, procs := range []int{1, 4} {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		for _, threads := range []int{1, 2, 3, 5} {
+			p := newPool(threads)
+			for job := range 3000 {
+				n, grain := 1+job%97, 1+job%5
+				ct := &countTask{units: make([]atomic.Int32, n), workers: make([]atomic.Int32, threads)}
+				p.parallel(ct, n, grain)
+				for u := range ct.units {
+					if c := ct.units[u].Load(); c != 1 {
+						t.Fatalf("procs %d threads %d job %d (n=%d grain %d): unit %d ran %d times", procs, threads, job, n, grain, u, c)
+					}
+				}
+			}
+			p.close()
+		}
+	}
+}
+
+// TestPoolDoesNotWaitForSlowWorkers: when the other workers are slow to take their
+// chunks, the caller runs the job's chunks itself.
+func TestPoolDoesNotWaitForSlowWorkers(t *testing.T) {
+	p := newPool(4)
+	defer p.close()
+	ct := &countTask{units: make([]atomic.Int32, 64), workers: make([]atomic.Int32, 4), sleep: 20 * time.Millisecond}
+	p.parallel(ct, 64, 1)
+	for u := range ct.units {
+		if c := ct.units[u].Load(); c != 1 {
+			t.Fatalf("unit %d ran %d times", u, c)
+		}
+	}
+	// 16 chunks; each other worker sleeps in its first, by which time the caller has
+	// run all the rest.
+	if got := ct.workers[0].Load(); got < 16-3 {
+		t.Fatalf("the caller ran %d of 16 chunks, want at least 13", got)
+	}
+}
+
+// spinTask burns about work iterations of arithmetic per unit.
+type spinTask struct {
+	work int
+	out  []float64
+}
+
+func (t *spinTask) run(worker, lo, hi int) {
+	for u := lo; u < hi; u++ {
+		x := float64(u)
+		for range t.work {
+			x = x*1.0000001 + 1e-9
+		}
+		t.out[u] = x
+	}
+}
+
+// BenchmarkPoolParallel times one parallel job of 64 units of about 1 µs each (a
+// prompt-sized kernel) on 1 and 2 workers: the second worker should halve the time.
+func BenchmarkPoolParallel(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			p := newPool(threads)
+			defer p.close()
+			t := &spinTask{work: 250, out: make([]float64, 64)}
+			for b.Loop() {
+				p.parallel(t, 64, 1)
+			}
+		})
+	}
+}
