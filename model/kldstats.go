@@ -28,7 +28,7 @@ type KLDStats struct {
 	DeltaP, DeltaPUnc float64 // Mean Δp: the model's minus the base's probability of the right token
 	// DeltaPPercentiles are Maximum, 99.9%, 99%, 95%, 90%, 75%, Median, 25%, 10%, 5%,
 	// 1%, 0.1% and Minimum of Δp (only in KLDResult.Stats).
-	DeltaPPercentiles []Percentile
+	DeltaPPercentiles       []Percentile
 	RMSDeltaP, RMSDeltaPUnc float64 // RMS Δp
 	SameTop, SameTopUnc     float64 // Same top p: fraction of tokens where both models' most likely token agree
 }
