@@ -93,6 +93,17 @@ func noEOF(err error) error {
 	return err
 }
 
+// ReadKLDHeader reads the header of the base file at path (and checks the file's
+// length against it).
+func ReadKLDHeader(path string) (*KLDHeader, error) {
+	r, err := openKLDBase(path)
+	if err != nil {
+		return nil, fmt.Errorf("kl-divergence: %w", err)
+	}
+	r.Close()
+	return r.h, nil
+}
+
 // kldReader reads a base file: its header, then the records chunk by chunk.
 type kldReader struct {
 	f *os.File
