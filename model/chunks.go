@@ -155,6 +155,13 @@ type chunkRunner struct {
 	logits  [2][]float32 // per pass parity: (Seq, Ctx-first, nVocab) logits of rows first..Ctx-1
 	batches []chunkBatch
 	pieces  [][]int32 // per sequence: its batch when its first token is replaced by BOS
+	times   RunTimes
+}
+
+// RunTimes split the time of a chunked run (Perplexity, KLDivergence).
+type RunTimes struct {
+	Eval  time.Duration // evaluating the passes, the logits' downloads included
+	Score time.Duration // waiting for host scoring that the next pass did not hide
 }
 
 // run evaluates the c.Chunks chunks of tokens, scoring them with sc. Cancelling ctx
@@ -183,12 +190,21 @@ func (r *chunkRunner) run(ctx context.Context, tokens []int32, sc rowScorer, bef
 			return fmt.Errorf("chunk %d: %w", k+1, err)
 		}
 		elapsed := time.Since(t0)
-		if err := pending.report(sc); err != nil {
+		r.times.Eval += elapsed
+		if err := r.report(pending, sc); err != nil {
 			return err
 		}
 		pending = r.score(tokens, k, n, buf, sc, elapsed)
 	}
-	return pending.report(sc)
+	return r.report(pending, sc)
+}
+
+// report waits for a pass's scoring and reports its chunks, timing the wait.
+func (r *chunkRunner) report(ps *passScore, sc rowScorer) error {
+	t0 := time.Now()
+	err := ps.report(sc)
+	r.times.Score += time.Since(t0)
+	return err
 }
 
 // pass evaluates chunks k..k+n-1 in one pass (one batch per sequence, or several when

@@ -51,7 +51,9 @@ func (r *chunkRunner) writeBase(ctx context.Context, tokens []int32, path string
 	for i := range sc.recs {
 		sc.recs[i] = make([]byte, c.Seq*c.scored()*sc.rb)
 	}
-	if err := r.run(ctx, tokens, sc, nil); err != nil {
+	err = r.run(ctx, tokens, sc, nil)
+	res.Times = r.times
+	if err != nil {
 		w.abort()
 		return res, fmt.Errorf("kl-divergence base: %w", err)
 	}
@@ -108,6 +110,7 @@ type KLDResult struct {
 	Chunking Chunking   // how the base file's tokens were cut into passes
 	Chunks   []KLDChunk // running values, one per chunk
 	Stats    KLDStats   // over all scored tokens
+	Times    RunTimes   // where the time went
 }
 
 // KLDivergence scores the tokens of the base file at path (written by WriteKLDBase or
@@ -164,7 +167,9 @@ func (r *chunkRunner) kld(ctx context.Context, f *kldReader, progress func(KLDCh
 		}
 		return nil
 	}
-	if err := r.run(ctx, f.h.Tokens, sc, before); err != nil {
+	err := r.run(ctx, f.h.Tokens, sc, before)
+	sc.res.Times = r.times
+	if err != nil {
 		return sc.res, fmt.Errorf("kl-divergence: %w", err)
 	}
 	sc.res.Stats = sc.t.stats(n, true)

@@ -171,9 +171,13 @@ func (w *kldWriter) write(recs []byte) error {
 	return err
 }
 
-// commit flushes the file and moves it to its path.
+// commit flushes the file and moves it to its path, readable by all as a file
+// os.Create makes under the usual umask.
 func (w *kldWriter) commit() error {
 	err := w.w.Flush()
+	if err == nil {
+		err = w.f.Chmod(0o644)
+	}
 	if cerr := w.f.Close(); err == nil {
 		err = cerr
 	}

@@ -40,6 +40,7 @@ type PerplexityResult struct {
 	TextTokens  int           // tokens in the whole text, BOS included
 	Scored      int           // tokens scored
 	Chunks      []ChunkResult // running values, one per chunk
+	Times       RunTimes      // where the time went
 }
 
 // Perplexity scores text the way llama.cpp's llama-perplexity does: it tokenizes the
@@ -82,7 +83,9 @@ func (r *chunkRunner) perplexity(ctx context.Context, tokens []int32, progress f
 	c := r.c
 	res := PerplexityResult{Chunking: c, TextTokens: len(tokens), Chunks: make([]ChunkResult, 0, c.Chunks)}
 	sc := &pplScorer{c: c, nll: make([]float64, c.Chunks*c.scored()), res: &res, progress: progress}
-	if err := r.run(ctx, tokens, sc, nil); err != nil {
+	err := r.run(ctx, tokens, sc, nil)
+	res.Times = r.times
+	if err != nil {
 		return res, fmt.Errorf("perplexity: %w", err)
 	}
 	res.MeanNLL = sc.sum / float64(res.Scored)

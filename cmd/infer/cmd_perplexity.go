@@ -204,7 +204,7 @@ func (pc *perplexityCmd) runPerplexity(ctx context.Context, mopts model.Options,
 	if err != nil {
 		return err
 	}
-	timings(stderr, "perplexity", t0, loaded, c.Chunks*c.Ctx)
+	timings(stderr, "perplexity", t0, loaded, c.Chunks*c.Ctx, res.Times)
 	if pc.json {
 		return writeJSON(stdout, perplexityJSON(res, pc.kldBase))
 	}
@@ -253,7 +253,7 @@ func (pc *perplexityCmd) runKLD(ctx context.Context, mopts model.Options, stdout
 	if err != nil {
 		return err
 	}
-	timings(stderr, "kl_divergence", t0, loaded, c.Chunks*c.Ctx)
+	timings(stderr, "kl_divergence", t0, loaded, c.Chunks*c.Ctx, res.Times)
 	if pc.json {
 		return writeJSON(stdout, kldJSON(res, pc.kldBase))
 	}
@@ -268,8 +268,8 @@ func (pc *perplexityCmd) runKLD(ctx context.Context, mopts model.Options, stdout
 // timings writes the run's wall-time split to stderr: from the start until the model
 // is loaded (and the text tokenized), and the evaluation after it (tokens evaluated,
 // not only scored).
-func timings(stderr io.Writer, name string, t0, loaded time.Time, evaluated int) {
+func timings(stderr io.Writer, name string, t0, loaded time.Time, evaluated int, rt model.RunTimes) {
 	load, eval := loaded.Sub(t0), time.Since(loaded)
-	fmt.Fprintf(stderr, "%s: %.2f s to load and tokenize, %.2f s to evaluate and score (%.0f tokens/s), %.2f s in all\n",
-		name, load.Seconds(), eval.Seconds(), float64(evaluated)/eval.Seconds(), time.Since(t0).Seconds())
+	fmt.Fprintf(stderr, "%s: %.2f s to load and tokenize, %.2f s to evaluate and score (%.0f tokens/s; passes %.2f s, waiting for scores %.2f s), %.2f s in all\n",
+		name, load.Seconds(), eval.Seconds(), float64(evaluated)/eval.Seconds(), rt.Eval.Seconds(), rt.Score.Seconds(), time.Since(t0).Seconds())
 }
