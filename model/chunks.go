@@ -55,6 +55,9 @@ func (c Chunking) first() int { return c.Ctx / 2 }
 // scored is the number of tokens each chunk scores.
 func (c Chunking) scored() int { return c.Ctx - 1 - c.first() }
 
+// perPass is the most chunks one pass evaluates.
+func (c Chunking) perPass() int { return min(c.Seq, c.Chunks) }
+
 // batches is the number of batches one chunk is evaluated in.
 func (c Chunking) batches() int { return (c.Ctx + c.Batch - 1) / c.Batch }
 
@@ -91,7 +94,8 @@ func newModelEvaluator(m *Model, c Chunking, ub int) (*modelEvaluator, error) {
 		return nil, fmt.Errorf("chunks of %d tokens do not fit a session of %d (Options.ContextSize)", c.Ctx, m.opts.ContextSize)
 	}
 	e := &modelEvaluator{}
-	for range c.Seq {
+	n := c.perPass()
+	for range n {
 		s, err := m.NewSession()
 		if err != nil {
 			e.close()
@@ -100,7 +104,7 @@ func newModelEvaluator(m *Model, c Chunking, ub int) (*modelEvaluator, error) {
 		e.sessions = append(e.sessions, s)
 	}
 	var err error
-	if e.batch, err = m.NewBatch(BatchOptions{Rows: min(c.Batch, c.Seq*c.Ctx), MicroBatch: ub}); err != nil {
+	if e.batch, err = m.NewBatch(BatchOptions{Rows: min(c.Batch, n*c.Ctx), MicroBatch: ub}); err != nil {
 		e.close()
 		return nil, err
 	}
@@ -171,7 +175,7 @@ type RunTimes struct {
 func (r *chunkRunner) run(ctx context.Context, tokens []int32, sc rowScorer, before func(k, n int) error) error {
 	c, V := r.c, r.nVocab
 	for i := range r.logits {
-		r.logits[i] = make([]float32, c.Seq*(c.Ctx-c.first())*V)
+		r.logits[i] = make([]float32, c.perPass()*(c.Ctx-c.first())*V)
 	}
 	r.pieces = make([][]int32, c.Seq)
 	var pending *passScore // the previous pass, being scored

@@ -49,7 +49,7 @@ func (r *chunkRunner) writeBase(ctx context.Context, tokens []int32, path string
 	sc := &baseScorer{pplScorer: pplScorer{c: c, nll: make([]float64, c.Chunks*c.scored()), res: &res, progress: progress},
 		rb: recordBytes(r.nVocab), w: w}
 	for i := range sc.recs {
-		sc.recs[i] = make([]byte, c.Seq*c.scored()*sc.rb)
+		sc.recs[i] = make([]byte, c.perPass()*c.scored()*sc.rb)
 	}
 	err = r.run(ctx, tokens, sc, nil)
 	res.Times = r.times
@@ -158,7 +158,7 @@ func (r *chunkRunner) kld(ctx context.Context, f *kldReader, progress func(KLDCh
 			pDiff: make([]float64, n), same: make([]bool, n)}}
 	sc.res.Chunking = c
 	for i := range sc.recs {
-		sc.recs[i] = make([]byte, c.Seq*c.scored()*sc.rb)
+		sc.recs[i] = make([]byte, c.perPass()*c.scored()*sc.rb)
 	}
 	before := func(k, n int) error {
 		buf := sc.recs[(k/c.Seq)%2][:n*c.scored()*sc.rb]

@@ -134,6 +134,8 @@ func TestPerplexityBatches(t *testing.T) {
 		{"two chunks per pass", PerplexityOptions{Ctx: 8, Batch: 16}, true, []string{
 			"reset 2", "eval [1 1 0 5 4 3 2 1]/4 [1 5 4 3 2 1 0 5]/4",
 			"reset 2", "eval [1 3 2 1 0 5 4 3]/4 [1 1 0 5 4 3 2 1]/4"}, 4},
+		{"n_seq 8 over 4 chunks", PerplexityOptions{Ctx: 8, Batch: 64}, true, []string{
+			"reset 4", "eval [1 1 0 5 4 3 2 1]/4 [1 5 4 3 2 1 0 5]/4 [1 3 2 1 0 5 4 3]/4 [1 1 0 5 4 3 2 1]/4"}, 4},
 		{"batch 26: three chunks a pass, then one", PerplexityOptions{Ctx: 8, Batch: 26}, true, []string{
 			"reset 3", "eval [1 1 0 5 4 3 2 1]/4 [1 5 4 3 2 1 0 5]/4 [1 3 2 1 0 5 4 3]/4",
 			"reset 1", "eval [1 1 0 5 4 3 2 1]/4"}, 4},
