@@ -6,3 +6,5 @@ require (
 	github.com/x448/float16 v0.8.4
 	golang.org/x/sync v0.25.0
 )
+
+require gonum.org/v1/gonum v0.17.0

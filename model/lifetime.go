@@ -49,10 +49,7 @@ func (m *Model) OpenSessions() int {
 // exclusive hold.
 func (m *Model) closeSessions() {
 	for s := range m.sessions {
-		for k := range s.stages {
-			s.stages[k].free()
-		}
-		s.stages = nil
+		s.freeBuffers()
 	}
 	m.sessions = nil
 }

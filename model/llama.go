@@ -15,8 +15,8 @@ import (
 // stage's device.
 
 // forward runs the micro-batch staged in a (one activations per stage, the same rows of
-// each stage's scratch) through every stage, appending its keys and values to each
-// stage's cache, and leaves in o[last].logits the logits of the rows o holds (o[k].n may
+// each stage's scratch) through every stage, appending each sequence's keys and values
+// to its cache on each stage (a[k].seqs), and leaves in o[last].logits the logits of the rows o holds (o[k].n may
 // be 0). Between two stages the hidden state hops to the next device. keys, when not
 // nil, names each stage's recording (a decode step): a stage whose device implements
 // backend.Recorder is then recorded once and replayed, since a one-token step enqueues
@@ -24,7 +24,7 @@ import (
 //
 // Devices run asynchronously: forward only enqueues work, and each hop is ordered by
 // the transfer itself (events on CUDA), so the host never waits between stages.
-func (m *Model) forward(a, o []activations, caches []*kvCache, keys []string) error {
+func (m *Model) forward(a, o []activations, keys []string) error {
 	for k := range m.stages {
 		st := &m.stages[k]
 		if k > 0 {
@@ -37,13 +37,13 @@ func (m *Model) forward(a, o []activations, caches []*kvCache, keys []string) er
 			}
 		}
 		if rec, ok := st.dev.(backend.Recorder); ok && keys != nil {
-			err := rec.Record(keys[k], func(kn backend.Kernels) { m.stage(kn, k, &a[k], &o[k], caches[k]) })
+			err := rec.Record(keys[k], func(kn backend.Kernels) { m.stage(kn, k, &a[k], &o[k]) })
 			if err != nil {
 				return fmt.Errorf("stage %d: %w", k, err)
 			}
 			continue
 		}
-		m.stage(st.dev, k, &a[k], &o[k], caches[k])
+		m.stage(st.dev, k, &a[k], &o[k])
 	}
 	return nil
 }
@@ -73,13 +73,13 @@ func (m *Model) hop(k int, a []activations) error {
 // cache needs its keys and values, but its feed-forward, the final norm and the head
 // run only on the rows whose logits are wanted (out); the row count decides which
 // matmul kernel a row goes through, so this also keeps the numbers llama.cpp's.
-func (m *Model) stage(d backend.Kernels, k int, x, out *activations, cache *kvCache) {
+func (m *Model) stage(d backend.Kernels, k int, x, out *activations) {
 	st, last := &m.stages[k], len(m.layers)-1
 	if k == 0 {
 		d.Embed(x.x, st.tokenEmbd, x.tokens)
 	}
 	for l := st.First; l < st.Last; l++ {
-		m.attend(d, st, x, &m.layers[l], cache, l-st.First)
+		m.attend(d, st, x, &m.layers[l], l-st.First)
 		switch {
 		case l < last:
 			m.feedForward(d, x, &m.layers[l])
@@ -94,10 +94,12 @@ func (m *Model) stage(d backend.Kernels, k int, x, out *activations, cache *kvCa
 }
 
 // attend is x += wo·attention(rope(wq·norm(x)), cache), with this batch's keys and
-// values stored in the cache rows of their positions first; l indexes the stage's cache.
-// Between the projections and the rotation, shapeQKV applies what the architecture
-// adds to the llama block (Config.Block).
-func (m *Model) attend(d backend.Kernels, st *stage, a *activations, ly *layer, cache *kvCache, l int) {
+// values stored in the cache rows of their positions first; l indexes the stage's
+// caches. The projections run over all rows; the cache writes and attention run per
+// sequence, each on its rows and its own cache. Between the projections and the
+// rotation, shapeQKV applies what the architecture adds to the llama block
+// (Config.Block).
+func (m *Model) attend(d backend.Kernels, st *stage, a *activations, ly *layer, l int) {
 	rope := m.rope(st)
 	d.RMSNorm(a.xb, a.x, ly.attnNorm, m.cfg.NormEps)
 	d.MatMul(a.q, ly.wq, a.xb)
@@ -106,9 +108,11 @@ func (m *Model) attend(d backend.Kernels, st *stage, a *activations, ly *layer, 
 	m.shapeQKV(d, a, &ly.blockExtras)
 	d.RoPE(a.q, a.pos, rope)
 	d.RoPE(a.k, a.pos, rope)
-	d.SetRows(cache.k[l], a.k, a.pos)
-	d.SetRows(cache.v[l], a.v, a.pos)
-	d.Attention(a.att, a.q, cache.k[l], cache.v[l], a.pos, m.attention())
+	for _, s := range a.seqs {
+		d.SetRows(s.cache.k[l], s.k, s.pos)
+		d.SetRows(s.cache.v[l], s.v, s.pos)
+		d.Attention(s.att, s.q, s.cache.k[l], s.cache.v[l], s.pos, m.attention())
+	}
 	d.MatMul(a.xb, ly.wo, a.att)
 	d.Add(a.x, a.xb)
 }

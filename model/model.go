@@ -3,8 +3,9 @@
 //
 // The public API: Load reads a file into a Model (Options choose the devices, context,
 // batch sizes and KV cache type); Model.NewSession gives a Session, a KV cache whose
-// Eval appends tokens and returns logits; Generate and Perplexity are the two uses
-// built on it, and NewSampler the token picker Generate uses. PlanFor and Neighbours let
+// Eval appends tokens and returns logits; Model.NewBatch evaluates several sessions'
+// tokens in one forward pass; Generate, Perplexity and KLDivergence are the uses built
+// on them, and NewSampler the token picker Generate uses. PlanFor and Neighbours let
 // a caller see, before Load, how the layers will be placed over several devices; package
 // gpu does the whole multi-GPU setup (devices, plan, peer transfers, Close) in one call.
 // LoadContext is Load that a context can cancel between tensors. Errors callers branch

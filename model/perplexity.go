@@ -8,11 +8,15 @@ import (
 )
 
 // PerplexityOptions configure Perplexity. The zero value scores every chunk of 512
-// tokens, each evaluated in one batch.
+// tokens, one chunk per pass.
 type PerplexityOptions struct {
-	Ctx    int // tokens per chunk (llama-perplexity -c); 0 = 512. The session must hold Ctx tokens.
-	Batch  int // tokens per Eval call (-b); 0 or more than Ctx = Ctx
-	Chunks int // score at most this many chunks (--chunks); 0 = all of the text
+	Ctx int // tokens per chunk (llama-perplexity -c); 0 = 512. Sessions must hold Ctx tokens.
+	// Batch is the tokens per pass (-b); 0 = Ctx. As in llama-perplexity, a batch of
+	// at least two chunks packs n_seq = Batch/Ctx chunks into each pass, each in its
+	// own session; a batch shorter than a chunk evaluates each chunk in several passes.
+	Batch      int
+	Chunks     int // score at most this many chunks (--chunks); 0 = all of the text
+	MicroBatch int // the most tokens a stage computes at a time; 0 = Options.MicroBatch
 }
 
 // ChunkResult is the running score after one chunk, as llama-perplexity prints it.
@@ -24,151 +28,99 @@ type ChunkResult struct {
 	PPL     float64       // running perplexity: exp(MeanNLL)
 	MeanNLL float64       // running mean negative log-likelihood (nats per token)
 	StdErr  float64       // standard error of MeanNLL (--ppl-output-type 1's third column)
-	Elapsed time.Duration // time spent on this chunk
+	Elapsed time.Duration // this chunk's share of its pass's time
 }
 
 // PerplexityResult is the outcome of Perplexity.
 type PerplexityResult struct {
+	Chunking    Chunking      // how the text was cut into chunks and passes
 	PPL         float64       // final perplexity
 	Uncertainty float64       // the "+/-" of llama.cpp's final estimate; 0 when the variance is not positive
 	MeanNLL     float64       // mean negative log-likelihood over all scored tokens
 	TextTokens  int           // tokens in the whole text, BOS included
 	Scored      int           // tokens scored
 	Chunks      []ChunkResult // running values, one per chunk
+	Times       RunTimes      // where the time went
 }
 
 // Perplexity scores text the way llama.cpp's llama-perplexity does: it tokenizes the
-// whole text (with BOS when the vocabulary adds it), cuts it into chunks of opts.Ctx
-// tokens, replaces each chunk's first token by BOS, evaluates each chunk from an empty
-// KV cache in batches of opts.Batch, and scores the second half of every chunk (the
-// positions Ctx/2 ... Ctx-2, each predicting the next token) in float64. progress, if
-// not nil, is called after every chunk. Cancelling ctx stops between batches.
+// whole text (with BOS when the vocabulary adds it) and scores the tokens with
+// PerplexityOfTokens.
 func Perplexity(ctx context.Context, m *Model, text string, opts PerplexityOptions, progress func(ChunkResult)) (PerplexityResult, error) {
 	tok := m.Tokenizer()
 	if tok == nil {
 		return PerplexityResult{}, errNoTokenizer("perplexity")
 	}
-	s, err := m.NewSession()
-	if err != nil {
-		return PerplexityResult{}, fmt.Errorf("perplexity: %w", err)
+	return PerplexityOfTokens(ctx, m, tok.Encode(text, true), opts, progress)
+}
+
+// PerplexityOfTokens scores a tokenized text the way llama-perplexity does: it cuts it
+// into chunks of opts.Ctx tokens (PlanChunks), replaces each chunk's first token by BOS,
+// evaluates each chunk from an empty KV cache, n_seq chunks per pass, and scores the
+// second half of every chunk (the positions Ctx/2 ... Ctx-2, each predicting the next
+// token) in float64, in chunk order. progress, if not nil, is called after every chunk.
+// Cancelling ctx stops it within one pass (between micro-batches).
+func PerplexityOfTokens(ctx context.Context, m *Model, tokens []int32, opts PerplexityOptions, progress func(ChunkResult)) (PerplexityResult, error) {
+	tok := m.Tokenizer()
+	if tok == nil {
+		return PerplexityResult{}, errNoTokenizer("perplexity")
 	}
-	defer s.Close()
-	sc := scorer{ev: s, limit: s.Ctx(), nVocab: tok.NVocab(), bos: tok.BOS(), addBOS: tok.AddBOS()}
-	return sc.run(ctx, tok.Encode(text, true), opts, progress)
-}
-
-// evaluator is the part of a Session that perplexity needs.
-type evaluator interface {
-	Eval(tokens []int32, all bool) ([]float32, error)
-	Reset()
-}
-
-// scorer computes perplexity over an evaluator; it is Perplexity without the model.
-type scorer struct {
-	ev     evaluator
-	limit  int // tokens the evaluator holds; 0 = unchecked
-	nVocab int
-	bos    int32
-	addBOS bool
-	rows   []float32 // scratch: logits of the scored positions, (Ctx-Ctx/2, nVocab)
-	piece  []int32   // scratch: the batch being evaluated
-}
-
-// run scores tokens, the tokenized text.
-func (sc *scorer) run(ctx context.Context, tokens []int32, opts PerplexityOptions, progress func(ChunkResult)) (PerplexityResult, error) {
-	nCtx, nBatch, nChunk, err := chunking(len(tokens), opts)
+	c, err := PlanChunks(len(tokens), opts)
 	if err != nil {
 		return PerplexityResult{}, err
 	}
-	if sc.limit > 0 && nCtx > sc.limit {
-		return PerplexityResult{}, fmt.Errorf("perplexity: chunks of %d tokens do not fit a session of %d (Options.ContextSize)", nCtx, sc.limit)
+	ev, err := newModelEvaluator(m, c, opts.MicroBatch)
+	if err != nil {
+		return PerplexityResult{}, fmt.Errorf("perplexity: %w", err)
 	}
-	res := PerplexityResult{TextTokens: len(tokens), Chunks: make([]ChunkResult, 0, nChunk)}
-	first := nCtx / 2
-	var nll, nll2 float64
-	for i := range nChunk {
-		t0 := time.Now()
-		start := i * nCtx
-		chunk := tokens[start : start+nCtx]
-		if err := sc.evalChunk(ctx, chunk, first, nBatch); err != nil {
-			return res, fmt.Errorf("perplexity: chunk %d: %w", i+1, err)
-		}
-		for j := range nCtx - 1 - first {
-			v := nllOf(sc.rows[j*sc.nVocab:(j+1)*sc.nVocab], chunk[first+j+1])
-			nll += v
-			nll2 += v * v
-		}
-		res.Scored += nCtx - 1 - first
-		c := running(nll, nll2, res.Scored)
-		c.Chunk, c.Of, c.Start, c.Elapsed = i+1, nChunk, start, time.Since(t0)
-		res.Chunks = append(res.Chunks, c)
-		if progress != nil {
-			progress(c)
-		}
+	defer ev.close()
+	r := chunkRunner{ev: ev, c: c, nVocab: m.cfg.NVocab, bos: tok.BOS(), addBOS: tok.AddBOS()}
+	return r.perplexity(ctx, tokens, progress)
+}
+
+// perplexity scores tokens with r's chunking.
+func (r *chunkRunner) perplexity(ctx context.Context, tokens []int32, progress func(ChunkResult)) (PerplexityResult, error) {
+	c := r.c
+	res := PerplexityResult{Chunking: c, TextTokens: len(tokens), Chunks: make([]ChunkResult, 0, c.Chunks)}
+	sc := &pplScorer{c: c, nll: make([]float64, c.Chunks*c.scored()), res: &res, progress: progress}
+	err := r.run(ctx, tokens, sc, nil)
+	res.Times = r.times
+	if err != nil {
+		return res, fmt.Errorf("perplexity: %w", err)
 	}
-	res.MeanNLL = nll / float64(res.Scored)
+	res.MeanNLL = sc.sum / float64(res.Scored)
 	res.PPL = math.Exp(res.MeanNLL)
-	if v := nll2/float64(res.Scored) - res.MeanNLL*res.MeanNLL; v > 0 {
+	if v := sc.sum2/float64(res.Scored) - res.MeanNLL*res.MeanNLL; v > 0 {
 		res.Uncertainty = math.Sqrt(v/float64(res.Scored-1)) * res.PPL
 	}
 	return res, nil
 }
 
-// chunking resolves opts against a text of n tokens into the chunk length, the batch
-// length and the number of chunks, with llama-perplexity's checks.
-func chunking(n int, opts PerplexityOptions) (nCtx, nBatch, nChunk int, err error) {
-	nCtx = opts.Ctx
-	if nCtx == 0 {
-		nCtx = 512
-	}
-	if nCtx < 4 {
-		return 0, 0, 0, fmt.Errorf("perplexity: context of %d tokens: need at least 4", nCtx)
-	}
-	if opts.Batch < 0 || opts.Chunks < 0 {
-		return 0, 0, 0, fmt.Errorf("perplexity: negative batch (%d) or chunk count (%d)", opts.Batch, opts.Chunks)
-	}
-	if n < 2*nCtx {
-		return 0, 0, 0, fmt.Errorf("perplexity: need at least %d tokens for a context of %d; the text has %d", 2*nCtx, nCtx, n)
-	}
-	nBatch = opts.Batch
-	if nBatch == 0 || nBatch > nCtx {
-		nBatch = nCtx
-	}
-	nChunk = n / nCtx
-	if opts.Chunks > 0 {
-		nChunk = min(nChunk, opts.Chunks)
-	}
-	return nCtx, nBatch, nChunk, nil
+// pplScorer accumulates the negative log-likelihood of every scored token.
+type pplScorer struct {
+	c         Chunking
+	nll       []float64 // per scored token, (Chunks, scored)
+	sum, sum2 float64   // over the chunks done, in order
+	res       *PerplexityResult
+	progress  func(ChunkResult)
 }
 
-// evalChunk evaluates chunk from an empty cache, its first token replaced by BOS when
-// the vocabulary adds one, and leaves the logits of positions first ... len(chunk)-1 in
-// sc.rows.
-func (sc *scorer) evalChunk(ctx context.Context, chunk []int32, first, nBatch int) error {
-	sc.ev.Reset()
-	sc.rows = sc.rows[:0]
-	for j := 0; j < len(chunk); j += nBatch {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n := min(nBatch, len(chunk)-j)
-		sc.piece = append(sc.piece[:0], chunk[j:j+n]...)
-		if j == 0 && sc.addBOS {
-			sc.piece[0] = sc.bos
-		}
-		want := j+n > first // this batch holds scored positions
-		logits, err := sc.ev.Eval(sc.piece, want)
-		if err != nil {
-			return fmt.Errorf("eval tokens %d..%d: %w", j, j+n-1, err)
-		}
-		if !want {
-			continue
-		}
-		if len(logits) != n*sc.nVocab {
-			return fmt.Errorf("eval tokens %d..%d: got %d logits, want %d×%d", j, j+n-1, len(logits), n, sc.nVocab)
-		}
-		from := max(first-j, 0)
-		sc.rows = append(sc.rows, logits[from*sc.nVocab:]...)
+func (p *pplScorer) row(k, j int, logits []float32, next int32) {
+	p.nll[k*p.c.scored()+j] = nllOf(logits, next)
+}
+
+func (p *pplScorer) chunkDone(k int, elapsed time.Duration) error {
+	n := p.c.scored()
+	for _, v := range p.nll[k*n : (k+1)*n] {
+		p.sum += v
+		p.sum2 += v * v
+	}
+	p.res.Scored += n
+	cr := running(p.sum, p.sum2, p.res.Scored)
+	cr.Chunk, cr.Of, cr.Start, cr.Elapsed = k+1, p.c.Chunks, k*p.c.Ctx, elapsed
+	p.res.Chunks = append(p.res.Chunks, cr)
+	if p.progress != nil {
+		p.progress(cr)
 	}
 	return nil
 }

@@ -20,37 +20,52 @@ import (
 type fakeEval struct {
 	nVocab int
 	logit  func(pos int, tok int32, v int) float32
-	pos    int
-	calls  []string  // "reset" or "eval <tokens> all=<bool>"
-	fed    [][]int32 // tokens fed since the last Reset, per chunk
-	failAt int       // Eval call number (1-based) that fails; 0 never
+	pos    []int     // per sequence
+	calls  []string  // "reset <n>" or "eval <tokens>/<logits> ..." (one per sequence)
+	fed    [][]int32 // tokens fed, per chunk (sequence i of a pass is the pass's i-th chunk)
+	base   int       // the current pass's first chunk
+	failAt int       // eval call number (1-based) that fails; 0 never
 	nEval  int
 }
 
-func (f *fakeEval) Reset() {
-	f.pos = 0
-	f.calls = append(f.calls, "reset")
-	f.fed = append(f.fed, nil)
+func (f *fakeEval) reset(n int) {
+	f.base = len(f.fed)
+	f.pos = make([]int, n)
+	f.fed = append(f.fed, make([][]int32, n)...)
+	f.calls = append(f.calls, fmt.Sprintf("reset %d", n))
 }
 
-func (f *fakeEval) Eval(tokens []int32, all bool) ([]float32, error) {
+func (f *fakeEval) eval(ctx context.Context, batches []chunkBatch) error {
 	f.nEval++
 	if f.nEval == f.failAt {
-		return nil, errors.New("device on fire")
+		return errors.New("device on fire")
 	}
-	f.calls = append(f.calls, fmt.Sprintf("eval %v all=%v", tokens, all))
-	f.fed[len(f.fed)-1] = append(f.fed[len(f.fed)-1], tokens...)
-	var out []float32
-	for i, t := range tokens {
-		if !all && i < len(tokens)-1 {
-			continue
-		}
-		for v := range f.nVocab {
-			out = append(out, f.logit(f.pos+i, t, v))
-		}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	f.pos += len(tokens)
-	return out, nil
+	call := "eval"
+	for i, b := range batches {
+		call += fmt.Sprintf(" %v/%d", b.tokens, b.logits)
+		f.fed[f.base+i] = append(f.fed[f.base+i], b.tokens...)
+		for r := len(b.tokens) - b.logits; r < len(b.tokens); r++ {
+			for v := range f.nVocab {
+				b.out[(r-len(b.tokens)+b.logits)*f.nVocab+v] = f.logit(f.pos[i]+r, b.tokens[r], v)
+			}
+		}
+		f.pos[i] += len(b.tokens)
+	}
+	f.calls = append(f.calls, call)
+	return nil
+}
+
+// fakeRun scores tokens with opts over f, as PerplexityOfTokens does over a model.
+func fakeRun(ctx context.Context, f *fakeEval, tokens []int32, opts PerplexityOptions, addBOS bool, progress func(ChunkResult)) (PerplexityResult, error) {
+	c, err := PlanChunks(len(tokens), opts)
+	if err != nil {
+		return PerplexityResult{}, err
+	}
+	r := chunkRunner{ev: f, c: c, nVocab: f.nVocab, bos: 1, addBOS: addBOS, workers: 3}
+	return r.perplexity(ctx, tokens, progress)
 }
 
 // TestPerplexityByHand checks the arithmetic on a case small enough to do on paper:
@@ -59,9 +74,8 @@ func (f *fakeEval) Eval(tokens []int32, all bool) ([]float32, error) {
 // in chunk 1 and 0 in chunk 2.
 func TestPerplexityByHand(t *testing.T) {
 	f := &fakeEval{nVocab: 2, logit: func(_ int, _ int32, v int) float32 { return float32(v) * float32(math.Log(3)) }}
-	sc := scorer{ev: f, nVocab: 2, bos: 1, addBOS: true}
 	tokens := []int32{1, 0, 0, 1, 0, 1, 1, 0, 1}
-	res, err := sc.run(context.Background(), tokens, PerplexityOptions{Ctx: 4}, nil)
+	res, err := fakeRun(context.Background(), f, tokens, PerplexityOptions{Ctx: 4}, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,26 +119,33 @@ func TestPerplexityBatches(t *testing.T) {
 		wantChunk int
 	}{
 		{"one batch", PerplexityOptions{Ctx: 8}, true, []string{
-			"reset", "eval [1 1 0 5 4 3 2 1] all=true",
-			"reset", "eval [1 5 4 3 2 1 0 5] all=true",
-			"reset", "eval [1 3 2 1 0 5 4 3] all=true",
-			"reset", "eval [1 1 0 5 4 3 2 1] all=true"}, 4},
+			"reset 1", "eval [1 1 0 5 4 3 2 1]/4",
+			"reset 1", "eval [1 5 4 3 2 1 0 5]/4",
+			"reset 1", "eval [1 3 2 1 0 5 4 3]/4",
+			"reset 1", "eval [1 1 0 5 4 3 2 1]/4"}, 4},
 		{"batches of 3", PerplexityOptions{Ctx: 8, Batch: 3, Chunks: 2}, true, []string{
-			"reset", "eval [1 1 0] all=false", "eval [5 4 3] all=true", "eval [2 1] all=true",
-			"reset", "eval [1 5 4] all=false", "eval [3 2 1] all=true", "eval [0 5] all=true"}, 2},
+			"reset 1", "eval [1 1 0]/0", "eval [5 4 3]/2", "eval [2 1]/2",
+			"reset 1", "eval [1 5 4]/0", "eval [3 2 1]/2", "eval [0 5]/2"}, 2},
 		{"batch of 4 ends before first scored", PerplexityOptions{Ctx: 8, Batch: 4, Chunks: 1}, true, []string{
-			"reset", "eval [1 1 0 5] all=false", "eval [4 3 2 1] all=true"}, 1},
-		{"no BOS vocab", PerplexityOptions{Ctx: 8, Batch: 100, Chunks: 2}, false, []string{
-			"reset", "eval [2 1 0 5 4 3 2 1] all=true",
-			"reset", "eval [0 5 4 3 2 1 0 5] all=true"}, 2},
+			"reset 1", "eval [1 1 0 5]/0", "eval [4 3 2 1]/4"}, 1},
+		{"no BOS vocab", PerplexityOptions{Ctx: 8, Batch: 8, Chunks: 2}, false, []string{
+			"reset 1", "eval [2 1 0 5 4 3 2 1]/4",
+			"reset 1", "eval [0 5 4 3 2 1 0 5]/4"}, 2},
+		{"two chunks per pass", PerplexityOptions{Ctx: 8, Batch: 16}, true, []string{
+			"reset 2", "eval [1 1 0 5 4 3 2 1]/4 [1 5 4 3 2 1 0 5]/4",
+			"reset 2", "eval [1 3 2 1 0 5 4 3]/4 [1 1 0 5 4 3 2 1]/4"}, 4},
+		{"n_seq 8 over 4 chunks", PerplexityOptions{Ctx: 8, Batch: 64}, true, []string{
+			"reset 4", "eval [1 1 0 5 4 3 2 1]/4 [1 5 4 3 2 1 0 5]/4 [1 3 2 1 0 5 4 3]/4 [1 1 0 5 4 3 2 1]/4"}, 4},
+		{"batch 26: three chunks a pass, then one", PerplexityOptions{Ctx: 8, Batch: 26}, true, []string{
+			"reset 3", "eval [1 1 0 5 4 3 2 1]/4 [1 5 4 3 2 1 0 5]/4 [1 3 2 1 0 5 4 3]/4",
+			"reset 1", "eval [1 1 0 5 4 3 2 1]/4"}, 4},
 		{"chunks above available", PerplexityOptions{Ctx: 16, Chunks: 9}, true, nil, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeEval{nVocab: 6, logit: logit}
-			sc := scorer{ev: f, nVocab: 6, bos: 1, addBOS: tt.addBOS}
 			var progress []ChunkResult
-			res, err := sc.run(context.Background(), tokens, tt.opts, func(c ChunkResult) { progress = append(progress, c) })
+			res, err := fakeRun(context.Background(), f, tokens, tt.opts, tt.addBOS, func(c ChunkResult) { progress = append(progress, c) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -167,29 +188,26 @@ func TestPerplexityErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		opts   PerplexityOptions
-		limit  int
 		failAt int
 		cancel bool
 		want   string
 	}{
-		{"text too short", PerplexityOptions{Ctx: 16}, 0, 0, false, "need at least 32 tokens"},
-		{"default ctx 512", PerplexityOptions{}, 0, 0, false, "need at least 1024 tokens"},
-		{"tiny ctx", PerplexityOptions{Ctx: 2}, 0, 0, false, "need at least 4"},
-		{"negative batch", PerplexityOptions{Ctx: 4, Batch: -1}, 0, 0, false, "negative batch"},
-		{"session too small", PerplexityOptions{Ctx: 8}, 6, 0, false, "chunks of 8 tokens do not fit a session of 6"},
-		{"eval fails", PerplexityOptions{Ctx: 4}, 0, 3, false, "chunk 3: eval tokens 0..3: device on fire"},
-		{"cancelled", PerplexityOptions{Ctx: 4}, 0, 0, true, context.Canceled.Error()},
+		{"text too short", PerplexityOptions{Ctx: 16}, 0, false, "need at least 32 tokens"},
+		{"default ctx 512", PerplexityOptions{}, 0, false, "need at least 1024 tokens"},
+		{"tiny ctx", PerplexityOptions{Ctx: 2}, 0, false, "need at least 4"},
+		{"negative batch", PerplexityOptions{Ctx: 4, Batch: -1}, 0, false, "negative batch"},
+		{"eval fails", PerplexityOptions{Ctx: 4}, 3, false, "chunk 3: eval tokens 0..3: device on fire"},
+		{"cancelled", PerplexityOptions{Ctx: 4}, 0, true, context.Canceled.Error()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &fakeEval{nVocab: 2, logit: func(int, int32, int) float32 { return 0 }, failAt: tt.failAt}
-			sc := scorer{ev: f, limit: tt.limit, nVocab: 2, bos: 1, addBOS: true}
 			ctx, cancel := context.WithCancel(context.Background())
 			if tt.cancel {
 				cancel()
 			}
 			defer cancel()
-			_, err := sc.run(ctx, tokens, tt.opts, nil)
+			_, err := fakeRun(ctx, f, tokens, tt.opts, true, nil)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)
 			}
@@ -245,6 +263,11 @@ func refModel(t *testing.T, ref *testdata.Reference, file string) testdata.Model
 // pplRun loads file with kv and scores text as llama-perplexity -c 128 -b batch
 // --chunks 20. When firstIDs is not nil, text must tokenize to ids starting with them.
 func pplRun(t *testing.T, file, text string, kv tensor.DType, batch int, firstIDs []int32) PerplexityResult {
+	return pplRunUB(t, file, text, kv, batch, 0, firstIDs)
+}
+
+// pplRunUB is pplRun in micro-batches of ub tokens (0 = the model's).
+func pplRunUB(t *testing.T, file, text string, kv tensor.DType, batch, ub int, firstIDs []int32) PerplexityResult {
 	t.Helper()
 	m, err := Load(testdata.Path(t, file), Options{ContextSize: 128, BatchSize: batch, KVType: kvOf(kv)})
 	if err != nil {
@@ -254,7 +277,7 @@ func pplRun(t *testing.T, file, text string, kv tensor.DType, batch int, firstID
 	if ids := m.Tokenizer().Encode(text, true); firstIDs != nil && (len(ids) < len(firstIDs) || !slices.Equal(ids[:len(firstIDs)], firstIDs)) {
 		t.Fatalf("the text's first %d tokens differ from llama.cpp's tokenization of the corpus", len(firstIDs))
 	}
-	res, err := Perplexity(context.Background(), m, text, PerplexityOptions{Ctx: 128, Batch: batch, Chunks: 20}, nil)
+	res, err := Perplexity(context.Background(), m, text, PerplexityOptions{Ctx: 128, Batch: batch, Chunks: 20, MicroBatch: ub}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +327,41 @@ func TestPerplexityStories260K(t *testing.T) {
 	t.Run("kv f16", func(t *testing.T) {
 		checkPPL(t, pplRun(t, want.File, text, tensor.F16, 128, nil), want.Perplexity[0], 1e-3, 1e-3)
 	})
+	t.Run("kv f16 four chunks per pass", func(t *testing.T) {
+		res := pplRunUB(t, want.File, text, tensor.F16, 512, 512, nil)
+		if res.Chunking.Seq != 4 {
+			t.Errorf("n_seq %d, want 4", res.Chunking.Seq)
+		}
+		checkPPL(t, res, want.Perplexity[0], 1e-3, 1e-3)
+	})
+}
+
+// TestPerplexityPacked checks that packing chunks into passes (-b 512 -c 128: n_seq 4,
+// in one micro-batch of 512 rows or in four of 128) gives the one-chunk-per-pass
+// values: every running value and the final estimate within 1e-5 (on the CPU they are
+// the same to the last bit, since each chunk's rows go through the same kernels).
+func TestPerplexityPacked(t *testing.T) {
+	text := loadText(t)
+	for _, file := range []string{"stories260K-F32.gguf", "stories260K-Q4_0.gguf"} {
+		t.Run(file, func(t *testing.T) {
+			want := pplRun(t, file, text, tensor.F16, 128, nil)
+			for _, ub := range []int{512, 128} {
+				got := pplRunUB(t, file, text, tensor.F16, 512, ub, nil)
+				if len(got.Chunks) != len(want.Chunks) || got.Chunking.Seq != 4 || want.Chunking.Seq != 1 {
+					t.Fatalf("ub %d: %d chunks with n_seq %d, want %d with n_seq 1 for -b 128", ub, len(got.Chunks), got.Chunking.Seq, len(want.Chunks))
+				}
+				for i, c := range got.Chunks {
+					if w := want.Chunks[i]; math.Abs(c.PPL/w.PPL-1) > 1e-5 || c.Chunk != w.Chunk || c.Start != w.Start {
+						t.Errorf("ub %d: chunk %d (start %d): running PPL %.10g, one chunk per pass %.10g", ub, c.Chunk, c.Start, c.PPL, w.PPL)
+					}
+				}
+				if d := math.Abs(got.PPL/want.PPL - 1); d > 1e-5 || math.Abs(got.Uncertainty/want.Uncertainty-1) > 1e-5 {
+					t.Errorf("ub %d: PPL %.10g +/- %.10g, one chunk per pass %.10g +/- %.10g", ub, got.PPL, got.Uncertainty, want.PPL, want.Uncertainty)
+				}
+				t.Logf("ub %d: PPL %.10g, one chunk per pass %.10g (bit-identical: %v)", ub, got.PPL, want.PPL, got.PPL == want.PPL)
+			}
+		})
+	}
 }
 
 // sweep turns on the whole of TestPerplexityAllModels (about two minutes on 2 cores).

@@ -135,7 +135,9 @@ type rankRun struct {
 	// sessions are a follower's mirrors of rank 0's sessions; current is the one in use.
 	sessions map[uint64]*Session
 	current  uint64
-	logits   []byte // the last rank's host copy of a batch's logits, reused
+	logits   []byte   // the last rank's host copy of a batch's logits, reused
+	rows     []int32  // a follower's stand-in tokens for a layout
+	one      [1]seqIn // exec's one sequence, kept here so that a step does not allocate
 }
 
 // command is one batch as rank 0 sends it to the other ranks.
@@ -278,8 +280,24 @@ func (rr *rankRun) closeSessions() {
 func (rr *rankRun) exec(s *Session, tokens []int32, c command) ([]byte, error) {
 	m, k, n := s.m, rr.r, c.n
 	st, last := &m.stages[k], k == len(m.stages)-1
-	l := s.layout(n, c.first, c.count)
-	ids, pos := s.staged[:4*n], s.staged[4*n:8*n]
+	if c.count > 0 && c.first+c.count != n {
+		return nil, fmt.Errorf("model: rank %d: logits for rows %d..%d of %d: only a batch's last rows can have logits", k, c.first, c.first+c.count-1, n)
+	}
+	sc, err := s.scratch()
+	if err != nil {
+		return nil, err
+	}
+	if cap(rr.rows) < n {
+		rr.rows = make([]int32, n) // followers' stand-in tokens: the layout needs only their count
+	}
+	seq := tokens
+	if seq == nil {
+		seq = rr.rows[:n]
+	}
+	rr.one[0] = seqIn{s: s, tokens: seq, logits: c.count}
+	l := sc.layout(rr.one[:])
+	rr.one[0] = seqIn{}
+	ids, pos := sc.staged[:4*n], sc.staged[4*n:8*n]
 	for i := range n {
 		if tokens != nil {
 			binary.LittleEndian.PutUint32(ids[4*i:], uint32(tokens[i]))
@@ -299,7 +317,7 @@ func (rr *rankRun) exec(s *Session, tokens []int32, c command) ([]byte, error) {
 		key = s.keys[min(c.count, 1)][k]
 	}
 	for i := range l.in {
-		if err := rr.micro(m, k, l.in[i], l.out[i], s.caches[k], key); err != nil {
+		if err := rr.micro(m, k, l.in[i], l.out[i], key); err != nil {
 			return nil, errors.Join(fmt.Errorf("micro-batch %d: %w", i, err), st.dev.Sync())
 		}
 	}
@@ -314,7 +332,7 @@ func (rr *rankRun) exec(s *Session, tokens []int32, c command) ([]byte, error) {
 		rr.logits = make([]byte, n4)
 	}
 	out := rr.logits[:n4]
-	if err := st.dev.Download(out, l.logits); err != nil {
+	if err := st.dev.Download(out, l.logits[0]); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -323,7 +341,7 @@ func (rr *rankRun) exec(s *Session, tokens []int32, c command) ([]byte, error) {
 // micro runs stage k of one micro-batch (a, o as Model.forward takes them), with the
 // hidden state received from rank k-1 and sent to rank k+1; key, when not empty, names
 // the stage's decode recording.
-func (rr *rankRun) micro(m *Model, k int, a, o []activations, cache *kvCache, key string) error {
+func (rr *rankRun) micro(m *Model, k int, a, o []activations, key string) error {
 	skipped := func(j int) bool { // as forward: an output-only stage with no logits wanted
 		for i := 1; i <= j; i++ {
 			if m.stages[i].Layers() == 0 && o[i].n == 0 {
@@ -349,11 +367,11 @@ func (rr *rankRun) micro(m *Model, k int, a, o []activations, cache *kvCache, ke
 		}
 	}
 	if rec, ok := st.dev.(backend.Recorder); ok && key != "" {
-		if err := rec.Record(key, func(kn backend.Kernels) { m.stage(kn, k, &a[k], &o[k], cache) }); err != nil {
+		if err := rec.Record(key, func(kn backend.Kernels) { m.stage(kn, k, &a[k], &o[k]) }); err != nil {
 			return fmt.Errorf("stage %d: %w", k, err)
 		}
 	} else {
-		m.stage(st.dev, k, &a[k], &o[k], cache)
+		m.stage(st.dev, k, &a[k], &o[k])
 	}
 	if k+1 < len(m.stages) && !skipped(k+1) {
 		src := a[k].x

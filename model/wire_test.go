@@ -169,6 +169,9 @@ func TestWireBoundaryBuffers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if _, err := s.Eval([]int32{1}, false); err != nil { // the first Eval allocates the scratch
+			t.Fatal(err)
+		}
 		one := fmt.Sprintf("%v(16, %d)", w.DType(), m.Config().NEmbd) // (batch, dim)
 		want := []string{one, one}
 		if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {

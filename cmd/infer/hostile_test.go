@@ -202,12 +202,14 @@ var parsers = map[string]func(args []string, stderr io.Writer) error{
 		return err
 	},
 	"perplexity": func(args []string, stderr io.Writer) error {
-		fs, mf, _, _ := perplexityFlags(stderr)
+		fs, pc := perplexityFlags(stderr)
 		if help, err := parseFlags(fs, args); help || err != nil {
 			return err
 		}
-		_, err := mf.options(nil)
-		return err
+		if _, err := pc.mf.options(nil); err != nil {
+			return err
+		}
+		return pc.check(false)
 	},
 	"tokenize": func(args []string, stderr io.Writer) error {
 		_, _, err := parseTokenize(args, stderr)

@@ -1,0 +1,243 @@
+package model
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+)
+
+// KL-divergence runs, as llama-perplexity's --kl-divergence-base and --kl-divergence:
+// a base model (say F16) is scored once over a text, writing its log-probabilities at
+// every scored position to a base file; a quantized model is then scored over the same
+// tokens and compared with them position by position.
+
+// WriteKLDBase scores tokens as PerplexityOfTokens does and writes the base file of
+// llama-perplexity --kl-divergence-base to path: the header with the tokens of the
+// chunks scored, then the quantized log-probabilities of every scored position. The
+// file is written beside path and moved there only when complete, so a failed or
+// cancelled run leaves none behind. The perplexity is computed from the same float32
+// log-softmax the file records (llama.cpp's), within float32 rounding of Perplexity's.
+func WriteKLDBase(ctx context.Context, m *Model, tokens []int32, path string, opts PerplexityOptions, progress func(ChunkResult)) (PerplexityResult, error) {
+	tok := m.Tokenizer()
+	if tok == nil {
+		return PerplexityResult{}, errNoTokenizer("kl-divergence base")
+	}
+	c, err := PlanChunks(len(tokens), opts)
+	if err != nil {
+		return PerplexityResult{}, err
+	}
+	ev, err := newModelEvaluator(m, c, opts.MicroBatch)
+	if err != nil {
+		return PerplexityResult{}, fmt.Errorf("kl-divergence base: %w", err)
+	}
+	defer ev.close()
+	r := chunkRunner{ev: ev, c: c, nVocab: m.cfg.NVocab, bos: tok.BOS(), addBOS: tok.AddBOS()}
+	return r.writeBase(ctx, tokens, path, progress)
+}
+
+// writeBase is WriteKLDBase over r.
+func (r *chunkRunner) writeBase(ctx context.Context, tokens []int32, path string, progress func(ChunkResult)) (PerplexityResult, error) {
+	c := r.c
+	h := &KLDHeader{Ctx: c.Ctx, Vocab: r.nVocab, Chunks: c.Chunks, Tokens: tokens[:c.Chunks*c.Ctx]}
+	w, err := createKLDBase(path, h)
+	if err != nil {
+		return PerplexityResult{}, fmt.Errorf("kl-divergence base: %w", err)
+	}
+	res := PerplexityResult{Chunking: c, TextTokens: len(tokens), Chunks: make([]ChunkResult, 0, c.Chunks)}
+	sc := &baseScorer{pplScorer: pplScorer{c: c, nll: make([]float64, c.Chunks*c.scored()), res: &res, progress: progress},
+		rb: recordBytes(r.nVocab), w: w}
+	for i := range sc.recs {
+		sc.recs[i] = make([]byte, c.perPass()*c.scored()*sc.rb)
+	}
+	err = r.run(ctx, tokens, sc, nil)
+	res.Times = r.times
+	if err != nil {
+		w.abort()
+		return res, fmt.Errorf("kl-divergence base: %w", err)
+	}
+	if err := w.commit(); err != nil {
+		return res, fmt.Errorf("kl-divergence base: %w", err)
+	}
+	res.MeanNLL = sc.sum / float64(res.Scored)
+	res.PPL = math.Exp(res.MeanNLL)
+	if v := sc.sum2/float64(res.Scored) - res.MeanNLL*res.MeanNLL; v > 0 {
+		res.Uncertainty = math.Sqrt(v/float64(res.Scored-1)) * res.PPL
+	}
+	return res, nil
+}
+
+// baseScorer writes each scored row's record and scores its token.
+type baseScorer struct {
+	pplScorer
+	rb   int       // bytes per record
+	recs [2][]byte // per pass parity: (Seq, scored) records
+	w    *kldWriter
+}
+
+// rec returns the record of row j of chunk k.
+func (b *baseScorer) rec(k, j int) []byte {
+	off := ((k%b.c.Seq)*b.c.scored() + j) * b.rb
+	return b.recs[(k/b.c.Seq)%2][off : off+b.rb]
+}
+
+func (b *baseScorer) row(k, j int, logits []float32, next int32) {
+	b.nll[k*b.c.scored()+j] = quantizeLogProbs(b.rec(k, j), logits, next)
+}
+
+func (b *baseScorer) chunkDone(k int, elapsed time.Duration) error {
+	n := b.c.scored()
+	off := (k % b.c.Seq) * n * b.rb
+	if err := b.w.write(b.recs[(k/b.c.Seq)%2][off : off+n*b.rb]); err != nil {
+		return err
+	}
+	return b.pplScorer.chunkDone(k, elapsed)
+}
+
+// KLDChunk is the running comparison after one chunk: a row of llama-perplexity's
+// --kl-divergence table.
+type KLDChunk struct {
+	Chunk   int           // 1-based chunk number
+	Of      int           // chunks being scored
+	Elapsed time.Duration // this chunk's share of its pass's time
+	KLDStats
+}
+
+// KLDResult is the outcome of KLDivergence: the running values after each chunk and
+// the statistics over every scored token, with percentiles.
+type KLDResult struct {
+	Chunking Chunking   // how the base file's tokens were cut into passes
+	Chunks   []KLDChunk // running values, one per chunk
+	Stats    KLDStats   // over all scored tokens
+	Times    RunTimes   // where the time went
+}
+
+// KLDivergence scores the tokens of the base file at path (written by WriteKLDBase or
+// by llama-perplexity --kl-divergence-base) with m and compares every scored position
+// with the base model's log-probabilities there, as llama-perplexity --kl-divergence
+// does: perplexities of both, their ratio and correlation, the KL divergence of m's
+// distribution from the base's, the change Δp of the probability of the right token,
+// and how often both models' most likely tokens agree. opts.Ctx is ignored (the file
+// sets the chunk length); opts.Batch packs chunks into passes as in Perplexity, which
+// changes no value; opts.Chunks limits the chunks compared.
+func KLDivergence(ctx context.Context, m *Model, path string, opts PerplexityOptions, progress func(KLDChunk)) (KLDResult, error) {
+	tok := m.Tokenizer()
+	if tok == nil {
+		return KLDResult{}, errNoTokenizer("kl-divergence")
+	}
+	f, err := openKLDBase(path)
+	if err != nil {
+		return KLDResult{}, fmt.Errorf("kl-divergence: %w", err)
+	}
+	defer f.Close()
+	h := f.h
+	if h.Vocab != m.cfg.NVocab {
+		return KLDResult{}, fmt.Errorf("kl-divergence: %s: vocabulary of %d tokens, the model's has %d", path, h.Vocab, m.cfg.NVocab)
+	}
+	opts.Ctx = h.Ctx
+	c, err := PlanChunks(len(h.Tokens), opts)
+	if err != nil {
+		return KLDResult{}, fmt.Errorf("kl-divergence: %s: %w", path, err)
+	}
+	ev, err := newModelEvaluator(m, c, opts.MicroBatch)
+	if err != nil {
+		return KLDResult{}, fmt.Errorf("kl-divergence: %w", err)
+	}
+	defer ev.close()
+	r := chunkRunner{ev: ev, c: c, nVocab: m.cfg.NVocab, bos: tok.BOS(), addBOS: tok.AddBOS()}
+	return r.kld(ctx, f, progress)
+}
+
+// kld is KLDivergence over r, reading the records from f.
+func (r *chunkRunner) kld(ctx context.Context, f *kldReader, progress func(KLDChunk)) (KLDResult, error) {
+	c := r.c
+	n := c.Chunks * c.scored()
+	sc := &kldScorer{c: c, rb: recordBytes(r.nVocab), progress: progress,
+		t: kldTokens{nll: make([]float64, n), nllBase: make([]float64, n), kld: make([]float64, n),
+			pDiff: make([]float64, n), same: make([]bool, n)}}
+	sc.res.Chunking = c
+	for i := range sc.recs {
+		sc.recs[i] = make([]byte, c.perPass()*c.scored()*sc.rb)
+	}
+	before := func(k, n int) error {
+		buf := sc.recs[(k/c.Seq)%2][:n*c.scored()*sc.rb]
+		if err := f.read(buf); err != nil {
+			return fmt.Errorf("kl-divergence: log-probabilities of chunks %d..%d: %w", k+1, k+n, err)
+		}
+		return nil
+	}
+	err := r.run(ctx, f.h.Tokens, sc, before)
+	sc.res.Times = r.times
+	if err != nil {
+		return sc.res, fmt.Errorf("kl-divergence: %w", err)
+	}
+	sc.res.Stats = sc.t.stats(n, true)
+	return sc.res, nil
+}
+
+// kldScorer compares each scored row with its record in the base file.
+type kldScorer struct {
+	c        Chunking
+	rb       int       // bytes per record
+	recs     [2][]byte // per pass parity: (Seq, scored) records
+	t        kldTokens
+	res      KLDResult
+	progress func(KLDChunk)
+}
+
+func (s *kldScorer) row(k, j int, logits []float32, next int32) {
+	off := ((k%s.c.Seq)*s.c.scored() + j) * s.rb
+	rec := s.recs[(k/s.c.Seq)%2][off : off+s.rb]
+	u := k*s.c.scored() + j
+	s.t.nll[u], s.t.nllBase[u], s.t.kld[u], s.t.pDiff[u], s.t.same[u] = kldRow(logits, rec, next)
+}
+
+func (s *kldScorer) chunkDone(k int, elapsed time.Duration) error {
+	cr := KLDChunk{Chunk: k + 1, Of: s.c.Chunks, Elapsed: elapsed, KLDStats: s.t.stats((k+1)*s.c.scored(), false)}
+	s.res.Chunks = append(s.res.Chunks, cr)
+	if s.progress != nil {
+		s.progress(cr)
+	}
+	return nil
+}
+
+// kldRow compares one position's logits with its base record, as llama-perplexity's
+// log_softmax for --kl-divergence does (in float32 where it computes in float): the
+// negative log-likelihoods of tok under the model and the base, the KL divergence of
+// the model's distribution from the base's (over the base's tokens above e^-16), the
+// model's minus the base's probability of tok, and whether both put the same token
+// first (the first of equal maxima).
+func kldRow(logits []float32, rec []byte, tok int32) (nll, nllBase, kld, pDiff float64, same bool) {
+	maxL, imax := logits[0], 0
+	for i, l := range logits[1:] {
+		if l > maxL {
+			maxL, imax = l, i+1
+		}
+	}
+	var sumExp float64
+	for _, l := range logits {
+		sumExp += float64(expf(l - maxL))
+	}
+	logSum := float32(math.Log(sumExp))
+	le := binary.LittleEndian
+	scale, minLogProb := math.Float32frombits(le.Uint32(rec)), math.Float32frombits(le.Uint32(rec[4:]))
+	q := rec[8:]
+	base := func(i int) float32 { return float32(scale*float32(le.Uint16(q[2*i:]))) + minLogProb }
+	n := maxL + logSum - logits[tok]
+	nb := -base(int(tok))
+	maxL += logSum
+	var sum float64
+	imaxBase, pMax := -1, float32(0)
+	for i, l := range logits {
+		p := base(i)
+		if i == 0 || p > pMax {
+			pMax, imaxBase = p, i
+		}
+		if p > -16 {
+			sum += float64(expf(p) * float32(p-l+maxL))
+		}
+	}
+	pd := expf(-n) - expf(-nb)
+	return float64(n), float64(nb), sum, float64(pd), imax == imaxBase
+}
