@@ -81,6 +81,11 @@ func (d *Device) dequantAhead(w *Buffer) (C.CUdeviceptr, *aheadSlot, error) {
 			return 0, nil, err
 		}
 		d.ahead = a
+		// Uploads made before the side stream existed recorded no event: order after
+		// everything queued so far.
+		if err := d.markWritten(); err != nil {
+			return 0, nil, err
+		}
 	}
 	a := d.ahead
 	s := &a.slots[a.next]

@@ -68,7 +68,10 @@ struct Elem8<Q5_0W> {
 		const u32 qh = b[2] | (b[3] << 8) | (b[4] << 16) | ((u32)b[5] << 24);
 		const u8 *q = b + 6 + (j & 15);
 #pragma unroll
-		for (int k = 0; k < 8; k++) out[k] = d * (float)((((q[k] >> sh) & 0xF) | (((qh >> (j + k)) & 1) << 4)) - 16);
+		for (int k = 0; k < 8; k++) {
+			const int v = ((q[k] >> sh) & 0xF) | (int)(((qh >> (j + k)) & 1) << 4); // signed: v - 16 < 0
+			out[k] = d * (float)(v - 16);
+		}
 	}
 };
 
