@@ -904,8 +904,8 @@ exdone:
 // func chunkAccF16AVX2(acc, v *uint16, vstride int, e *float32, raised *bool, nkeys, hd int) float32
 // attendOneChunk's V accumulation and softmax sum: for each key j in order, with
 // (ms, vs) = (e[j], 1) where raised[j], else (1, e[j]): acc = F16(acc·ms) where ms ≠ 1
-// (ggml_vec_scale_f16), acc[d] = F16(acc[d] + float32(F16(v_j[d])·vs))
-// (ggml_vec_mad_f16) and sum = float32(sum·ms) + vs, for the V rows
+// (ggml_vec_scale_f16), acc[d] = F16(fma(F16(v_j[d]), vs, acc[d]))
+// (ggml_vec_mad_f16, contracted by GCC) and sum = fma(sum, ms, vs), for the V rows
 // v_j = v + j·vstride bytes and an F16 accumulator of hd elements (a multiple of 8),
 // kept in registers 32 elements at a time. It returns sum.
 TEXT ·chunkAccF16AVX2(SB), NOSPLIT, $0-60
@@ -948,14 +948,10 @@ camad4:
 	VCVTPH2PS    16(AX), Y7
 	VCVTPH2PS    32(AX), Y8
 	VCVTPH2PS    48(AX), Y9
-	VMULPS       Y5, Y6, Y6
-	VMULPS       Y5, Y7, Y7
-	VMULPS       Y5, Y8, Y8
-	VMULPS       Y5, Y9, Y9
-	VADDPS       Y6, Y0, Y0
-	VADDPS       Y7, Y1, Y1
-	VADDPS       Y8, Y2, Y2
-	VADDPS       Y9, Y3, Y3
+	VFMADD231PS  Y5, Y6, Y0
+	VFMADD231PS  Y5, Y7, Y1
+	VFMADD231PS  Y5, Y8, Y2
+	VFMADD231PS  Y5, Y9, Y3
 	ROUND16(Y0, X10)
 	ROUND16(Y1, X11)
 	ROUND16(Y2, X12)
@@ -975,8 +971,7 @@ camad4:
 	JMP          cadone
 
 caraise4:
-	VMULSS       X4, X14, X14
-	VADDSS       X15, X14, X14
+	VFMADD213SS  X15, X4, X14
 	VBROADCASTSS X15, Y5
 	VUCOMISS     X15, X4
 	JNE          cascale4
@@ -1009,8 +1004,7 @@ cakey1:
 
 camad1:
 	VCVTPH2PS    (AX), Y6
-	VMULPS       Y5, Y6, Y6
-	VADDPS       Y6, Y0, Y0
+	VFMADD231PS  Y5, Y6, Y0
 	ROUND16(Y0, X10)
 	ADDQ         R8, AX
 	INCQ         BX
@@ -1024,8 +1018,7 @@ camad1:
 	JMP          cadone
 
 caraise1:
-	VMULSS       X4, X14, X14
-	VADDSS       X15, X14, X14
+	VFMADD213SS  X15, X4, X14
 	VBROADCASTSS X15, Y5
 	VUCOMISS     X15, X4
 	JNE          cascale1
@@ -1362,8 +1355,7 @@ c4key:
 
 c4mad0:
 	VCVTPH2PS    (AX)(DX*1), Y10
-	VMULPS       Y9, Y10, Y10
-	VADDPS       Y10, Y0, Y0
+	VFMADD231PS  Y9, Y10, Y0
 	ROUND16(Y0, X11)
 	VMOVSS       4(R9), X8
 	CMPB         1(R10), $0
@@ -1373,8 +1365,7 @@ c4mad0:
 
 c4mad1:
 	VCVTPH2PS    (AX)(DI*1), Y10
-	VMULPS       Y9, Y10, Y10
-	VADDPS       Y10, Y1, Y1
+	VFMADD231PS  Y9, Y10, Y1
 	ROUND16(Y1, X11)
 	VMOVSS       8(R9), X8
 	CMPB         2(R10), $0
@@ -1384,8 +1375,7 @@ c4mad1:
 
 c4mad2:
 	VCVTPH2PS    (AX)(R8*1), Y10
-	VMULPS       Y9, Y10, Y10
-	VADDPS       Y10, Y2, Y2
+	VFMADD231PS  Y9, Y10, Y2
 	ROUND16(Y2, X11)
 	VMOVSS       12(R9), X8
 	CMPB         3(R10), $0
@@ -1395,8 +1385,7 @@ c4mad2:
 
 c4mad3:
 	VCVTPH2PS    (AX)(R11*1), Y10
-	VMULPS       Y9, Y10, Y10
-	VADDPS       Y10, Y3, Y3
+	VFMADD231PS  Y9, Y10, Y3
 	ROUND16(Y3, X11)
 	ADDQ         R12, AX
 	ADDQ         $16, R9
@@ -1418,8 +1407,7 @@ c4done:
 	RET
 
 c4raise0:
-	VMULSS       X8, X4, X4
-	VADDSS       X15, X4, X4
+	VFMADD213SS  X15, X8, X4
 	VBROADCASTSS X15, Y9
 	VUCOMISS     X15, X8
 	JNE          c4scale0
@@ -1433,8 +1421,7 @@ c4scale0:
 	JMP          c4mad0
 
 c4raise1:
-	VMULSS       X8, X5, X5
-	VADDSS       X15, X5, X5
+	VFMADD213SS  X15, X8, X5
 	VBROADCASTSS X15, Y9
 	VUCOMISS     X15, X8
 	JNE          c4scale1
@@ -1448,8 +1435,7 @@ c4scale1:
 	JMP          c4mad1
 
 c4raise2:
-	VMULSS       X8, X6, X6
-	VADDSS       X15, X6, X6
+	VFMADD213SS  X15, X8, X6
 	VBROADCASTSS X15, Y9
 	VUCOMISS     X15, X8
 	JNE          c4scale2
@@ -1463,8 +1449,7 @@ c4scale2:
 	JMP          c4mad2
 
 c4raise3:
-	VMULSS       X8, X7, X7
-	VADDSS       X15, X7, X7
+	VFMADD213SS  X15, X8, X7
 	VBROADCASTSS X15, Y9
 	VUCOMISS     X15, X8
 	JNE          c4scale3

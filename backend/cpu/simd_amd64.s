@@ -236,8 +236,8 @@ qdone:
 	RET
 
 // func madF16(acc, v *uint16, s float32, n int)
-// acc[d] = F16(F32(acc[d]) + float32(F32(v[d])·s)), rounded to nearest even, for
-// d < n (a multiple of 8): ggml_vec_mad_f16's scalar loop.
+// acc[d] = F16(fma(F32(v[d]), s, F32(acc[d]))), rounded to nearest even, for d < n
+// (a multiple of 8): ggml_vec_mad_f16's scalar loop, which GCC contracts into an FMA.
 TEXT ·madF16(SB), NOSPLIT, $0-32
 	MOVQ         acc+0(FP), SI
 	MOVQ         v+8(FP), DI
@@ -248,11 +248,10 @@ TEXT ·madF16(SB), NOSPLIT, $0-32
 	JEQ          mdone
 
 mloop:
-	VCVTPH2PS (DI), Y1
-	VMULPS    Y2, Y1, Y1
-	VCVTPH2PS (SI), Y0
-	VADDPS    Y1, Y0, Y0
-	VCVTPS2PH $0, Y0, (SI)
+	VCVTPH2PS   (DI), Y1
+	VCVTPH2PS   (SI), Y0
+	VFMADD231PS Y2, Y1, Y0
+	VCVTPS2PH   $0, Y0, (SI)
 	ADDQ      $16, SI
 	ADDQ      $16, DI
 	DECQ      CX
