@@ -71,7 +71,9 @@ func (m *Model) NewBatch(o BatchOptions) (*Batch, error) {
 		return nil, fmt.Errorf("model: new batch: %w", err)
 	}
 	sc.ub = min(o.MicroBatch, o.Rows)
-	return &Batch{m: m, sc: sc}, nil
+	b := &Batch{m: m, sc: sc}
+	m.trackBatch(b)
+	return b, nil
 }
 
 // Rows is the most tokens one Eval takes.
@@ -82,8 +84,9 @@ func (b *Batch) Close() error {
 	if b.m == nil {
 		return nil
 	}
-	if b.m.acquire() == nil { // after Model.Close the buffers stay until the devices close
+	if b.m.acquire() == nil { // after Model.Close, which freed the scratch already
 		b.sc.free()
+		b.m.untrackBatch(b)
 		b.m.release()
 	}
 	b.m, b.sc = nil, nil

@@ -38,6 +38,23 @@ func (m *Model) untrack(s *Session) {
 	delete(m.sessions, s)
 }
 
+// trackBatch records b as open; it runs under a hold.
+func (m *Model) trackBatch(b *Batch) {
+	m.open.Lock()
+	defer m.open.Unlock()
+	if m.batches == nil {
+		m.batches = map[*Batch]struct{}{}
+	}
+	m.batches[b] = struct{}{}
+}
+
+// untrackBatch forgets b; it runs under a hold.
+func (m *Model) untrackBatch(b *Batch) {
+	m.open.Lock()
+	defer m.open.Unlock()
+	delete(m.batches, b)
+}
+
 // OpenSessions is the number of sessions made by NewSession and not closed yet.
 func (m *Model) OpenSessions() int {
 	m.open.Lock()
@@ -45,11 +62,15 @@ func (m *Model) OpenSessions() int {
 	return len(m.sessions)
 }
 
-// closeSessions releases the buffers of every open session; it runs under Close's
-// exclusive hold.
+// closeSessions releases the buffers of every open session and batch; it runs under
+// Close's exclusive hold.
 func (m *Model) closeSessions() {
 	for s := range m.sessions {
 		s.freeBuffers()
 	}
+	for b := range m.batches {
+		b.sc.free()
+	}
+	m.batches = nil
 	m.sessions = nil
 }

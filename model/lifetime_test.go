@@ -72,6 +72,13 @@ func TestCloseReleasesSessions(t *testing.T) {
 	if n := m.OpenSessions(); n != 2 {
 		t.Fatalf("%d open sessions, want 2", n)
 	}
+	b, err := m.NewBatch(BatchOptions{Rows: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Eval(context.Background(), []SeqInput{{Session: ss[0], Tokens: []int32{4}, Logits: 1}, {Session: ss[1], Tokens: []int32{5}, Logits: 1}}); err != nil {
+		t.Fatal(err)
+	}
 	if dev.Live() <= weights {
 		t.Fatalf("%d buffers with two sessions, %d without", dev.Live(), weights)
 	}
@@ -86,6 +93,12 @@ func TestCloseReleasesSessions(t *testing.T) {
 	}
 	if _, err := m.NewSession(); !errors.Is(err, ErrClosed) {
 		t.Errorf("NewSession after Model.Close: %v, want ErrClosed", err)
+	}
+	if _, err := b.Eval(context.Background(), []SeqInput{{Session: ss[0], Tokens: []int32{6}}}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Batch.Eval after Model.Close: %v, want ErrClosed", err)
+	}
+	if err := b.Close(); err != nil {
+		t.Errorf("Batch.Close after Model.Close: %v", err)
 	}
 	for _, s := range ss {
 		if err := s.Close(); err != nil {

@@ -134,6 +134,7 @@ type Model struct {
 	closed   bool
 	open     sync.Mutex            // guards sessions
 	sessions map[*Session]struct{} // the sessions not closed yet
+	batches  map[*Batch]struct{}   // the batches not closed yet
 	rank     *rankRun              // one rank of a multi-process pipeline (LoadRank), else nil
 }
 
