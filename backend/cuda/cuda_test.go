@@ -69,7 +69,9 @@ func TestDevices(t *testing.T) {
 	t.Logf("%s: cuBLAS %v, VMM granularity %d", d.Name(), d.HasBLAS(), d.Granularity())
 }
 
-// TestUploadDownload moves more than the staging slots hold, through a row slice.
+// TestUploadDownload moves more than the staging slots hold, through a row slice, then
+// payloads over several rounds of the grown ring (wrapping it), of sizes no multiple of
+// a slot.
 func TestUploadDownload(t *testing.T) {
 	d := openTest(t)
 	const rows, cols = 5, 1 << 20 // 20 MiB of F32, more than two slots
@@ -98,6 +100,27 @@ func TestUploadDownload(t *testing.T) {
 	}
 	if !bytes.Equal(row, src[3*cols*4:4*cols*4]) {
 		t.Fatal("row 3 differs")
+	}
+	for _, n := range []int{1, 3<<20 + 7, 80<<20 + 12345, 150<<20 + 1} { // F32 elements
+		b, err := d.Alloc(tensor.F32, 1, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := make([]byte, 4*n)
+		for i := range src {
+			src[i] = byte(i*13 + i>>10 + n)
+		}
+		if err := d.Upload(b, src); err != nil {
+			t.Fatal(err)
+		}
+		got := make([]byte, len(src))
+		if err := d.Download(got, b); err != nil {
+			t.Fatal(err)
+		}
+		d.Free(b)
+		if i := firstDiff(got, src); i >= 0 {
+			t.Fatalf("%d bytes: download differs from upload at byte %d", len(src), i)
+		}
 	}
 }
 

@@ -123,6 +123,9 @@ func (d *Device) Upload(dst backend.Buffer, src []byte) error {
 		return fmt.Errorf("cuda: upload to %v (%d, %d): %d bytes given, %d needed", b.dt, b.rows, b.cols, len(src), b.Bytes())
 	}
 	err := d.do(func() error {
+		if len(src) > 2*d.staging.slotBytes {
+			d.staging.grow(stagingMaxSlots)
+		}
 		for off := 0; off < len(src); {
 			n, err := d.staging.put(src[off:], C.CUdeviceptr(b.ptr+uint64(off)), d.stream)
 			if err != nil {
@@ -165,18 +168,25 @@ func (d *Device) Download(dst []byte, src backend.Buffer) error {
 	return nil
 }
 
-// Staging memory: stagingSlots pinned slots of stagingSlotBytes each, so that
-// filling one slot overlaps the copy out of the other.
+// Staging memory: stagingSlots pinned slots of stagingSlotBytes each at first, so that
+// filling one slot overlaps the copy out of the other. The first upload larger than two
+// slots grows the ring to stagingMaxSlots (64 MiB): a round then fills up to half of
+// them on as many goroutines while the device copies the other half out, so that a
+// model load runs at the speed of several memcpys from the page cache, not one.
 const (
 	stagingSlots     = 2
-	stagingSlotBytes = 8 << 20
+	stagingMaxSlots  = 16
+	stagingSlotBytes = 4 << 20
 )
 
 // staging is pinned host memory for transfers; slot i may be refilled once its event
 // (recorded after its last copy) has completed.
 type staging struct {
-	slots []stagingSlot
-	next  int
+	slots     []stagingSlot
+	slotBytes int
+	next      int
+	grown     bool     // grow was tried: the ring stays as it is
+	pieces    [][]byte // a round's slot prefixes, reused
 }
 
 type stagingSlot struct {
@@ -185,34 +195,70 @@ type stagingSlot struct {
 }
 
 func newStaging(slots, size int) (*staging, error) {
-	s := &staging{}
+	s := &staging{slotBytes: size}
 	for range slots {
-		var p unsafe.Pointer
-		if err := check("cuMemAllocHost_v2", C.cu_mem_alloc_host(&p, C.size_t(size))); err != nil {
+		if err := s.add(); err != nil {
 			return nil, errors.Join(err, s.close())
 		}
-		var e C.CUevent
-		if err := check("cuEventCreate", C.cu_event_create(&e, 2 /* CU_EVENT_DISABLE_TIMING */)); err != nil {
-			return nil, errors.Join(err, check("cuMemFreeHost", C.cu_mem_free_host(p)), s.close())
-		}
-		s.slots = append(s.slots, stagingSlot{mem: unsafe.Slice((*byte)(p), size), done: e})
 	}
 	return s, nil
 }
 
-// put copies a prefix of src into the next free slot and queues its copy to dst;
-// it returns the number of bytes taken.
+// add appends one pinned slot with its event.
+func (s *staging) add() error {
+	var p unsafe.Pointer
+	if err := check("cuMemAllocHost_v2", C.cu_mem_alloc_host(&p, C.size_t(s.slotBytes))); err != nil {
+		return err
+	}
+	var e C.CUevent
+	if err := check("cuEventCreate", C.cu_event_create(&e, 2 /* CU_EVENT_DISABLE_TIMING */)); err != nil {
+		return errors.Join(err, check("cuMemFreeHost", C.cu_mem_free_host(p)))
+	}
+	s.slots = append(s.slots, stagingSlot{mem: unsafe.Slice((*byte)(p), s.slotBytes), done: e})
+	return nil
+}
+
+// grow adds slots up to n, once. Pinned memory is a resource the system may refuse: a
+// failure only keeps the ring as large as it got, since every size works.
+func (s *staging) grow(n int) {
+	if s.grown {
+		return
+	}
+	s.grown = true
+	for len(s.slots) < n {
+		if s.add() != nil {
+			return
+		}
+	}
+}
+
+// put copies a prefix of src into the next round of slots (up to half the ring, one
+// goroutine per slot) and queues their copies to dst; it returns the number of bytes
+// taken. The slots of the round before stay busy on the device meanwhile.
 func (s *staging) put(src []byte, dst C.CUdeviceptr, stream C.CUstream) (int, error) {
-	sl := &s.slots[s.next]
-	s.next = (s.next + 1) % len(s.slots)
-	if err := check("cuEventSynchronize", C.cu_event_synchronize(sl.done)); err != nil {
-		return 0, err
+	k := roundSlots(len(src), s.slotBytes, len(s.slots))
+	s.pieces = s.pieces[:0]
+	for i := range k {
+		sl := &s.slots[(s.next+i)%len(s.slots)]
+		if err := check("cuEventSynchronize", C.cu_event_synchronize(sl.done)); err != nil {
+			return 0, err
+		}
+		s.pieces = append(s.pieces, sl.mem[:min(len(sl.mem), len(src)-i*s.slotBytes)])
 	}
-	n := copy(sl.mem, src)
-	if err := check("cuMemcpyHtoDAsync_v2", C.cu_memcpy_htod_async(dst, unsafe.Pointer(&sl.mem[0]), C.size_t(n), stream)); err != nil {
-		return 0, err
+	n := fillPieces(s.pieces, src)
+	off := 0
+	for i, p := range s.pieces {
+		sl := &s.slots[(s.next+i)%len(s.slots)]
+		if err := check("cuMemcpyHtoDAsync_v2", C.cu_memcpy_htod_async(dst+C.CUdeviceptr(off), unsafe.Pointer(&p[0]), C.size_t(len(p)), stream)); err != nil {
+			return 0, err
+		}
+		if err := check("cuEventRecord", C.cu_event_record(sl.done, stream)); err != nil {
+			return 0, err
+		}
+		off += len(p)
 	}
-	return n, check("cuEventRecord", C.cu_event_record(sl.done, stream))
+	s.next = (s.next + k) % len(s.slots)
+	return n, nil
 }
 
 // get copies a prefix of the device bytes at src into dst through a slot, waiting for
