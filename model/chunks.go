@@ -89,7 +89,7 @@ type modelEvaluator struct {
 }
 
 // newModelEvaluator opens the sessions and batch for chunking c, in micro-batches of
-// ub tokens (0 = the model's).
+// ub tokens (0 = passMicroBatch's choice).
 func newModelEvaluator(m *Model, c Chunking, ub int) (*modelEvaluator, error) {
 	if c.Ctx > m.opts.ContextSize {
 		return nil, fmt.Errorf("chunks of %d tokens do not fit a session of %d (Options.ContextSize)", c.Ctx, m.opts.ContextSize)
@@ -111,11 +111,25 @@ func newModelEvaluator(m *Model, c Chunking, ub int) (*modelEvaluator, error) {
 		return e, nil
 	}
 	var err error
-	if e.batch, err = m.NewBatch(BatchOptions{Rows: min(c.Batch, n*c.Ctx), MicroBatch: ub}); err != nil {
+	rows := min(c.Batch, n*c.Ctx)
+	if e.batch, err = m.NewBatch(BatchOptions{Rows: rows, MicroBatch: passMicroBatch(ub, rows, len(m.stages))}); err != nil {
 		e.close()
 		return nil, err
 	}
 	return e, nil
+}
+
+// passMicroBatch is the micro-batch of a chunked evaluation's passes of rows tokens on a
+// model of the given number of stages: ub when asked for; else, on one stage, the whole
+// pass, since micro-batches exist to pipeline the stages and one stage has nothing to
+// overlap (measured on an H200 for a 7B Q4_0, -c 512 -b 2048: 0.19 s less than in
+// micro-batches of 512, the same perplexity to float order); over several stages 0, the
+// model's (Options.MicroBatch: llama.cpp's -ub, 512).
+func passMicroBatch(ub, rows, stages int) int {
+	if ub > 0 || stages != 1 {
+		return ub
+	}
+	return rows
 }
 
 func (e *modelEvaluator) reset(n int) {

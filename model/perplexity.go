@@ -16,7 +16,7 @@ type PerplexityOptions struct {
 	// own session; a batch shorter than a chunk evaluates each chunk in several passes.
 	Batch      int
 	Chunks     int // score at most this many chunks (--chunks); 0 = all of the text
-	MicroBatch int // the most tokens a stage computes at a time; 0 = Options.MicroBatch
+	MicroBatch int // the most tokens a stage computes at a time; 0 = the pass on one stage, else Options.MicroBatch
 }
 
 // ChunkResult is the running score after one chunk, as llama-perplexity prints it.

@@ -24,6 +24,7 @@ type perplexityCmd struct {
 	kldBase string // --kl-divergence-base
 	kld     bool   // --kl-divergence
 	json    bool   // --json
+	ubSet   bool   // -ub was given: passes use it even on one device
 	dist    *distFlags
 	// rank, when not nil, is this process's model of a multi-process run (rank 0);
 	// load returns it instead of loading the model itself.
@@ -38,7 +39,7 @@ type perplexityCmd struct {
 // stderr.
 func cmdPerplexity(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, pc := perplexityFlags(stderr)
-	if help, err := parseFlags(fs, args); help || err != nil {
+	if help, err := pc.parse(fs, args); help || err != nil {
 		return err
 	}
 	cfg, ranks, err := pc.dist.resolve(os.Getenv)
@@ -82,6 +83,15 @@ func perplexityFlags(stderr io.Writer) (*flag.FlagSet, *perplexityCmd) {
 	return fs, pc
 }
 
+// parse parses args into fs, the set of perplexityFlags, and notes whether -ub was given.
+func (pc *perplexityCmd) parse(fs *flag.FlagSet, args []string) (help bool, err error) {
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return help, err
+	}
+	fs.Visit(func(f *flag.Flag) { pc.ubSet = pc.ubSet || f.Name == "ub" })
+	return false, nil
+}
+
 // check validates the flags that do not need a file; follower is set for a rank other
 // than 0 of a multi-process run, which reads no text.
 func (pc *perplexityCmd) check(follower bool) error {
@@ -104,9 +114,15 @@ func (pc *perplexityCmd) check(follower bool) error {
 	return nil
 }
 
-// options are the model.PerplexityOptions the flags ask for.
+// options are the model.PerplexityOptions the flags ask for. Without -ub the micro-batch
+// is left to the model: the whole pass on one device (nothing to pipeline), llama.cpp's
+// 512 over several.
 func (pc *perplexityCmd) options() model.PerplexityOptions {
-	return model.PerplexityOptions{Ctx: pc.mf.ctx, Batch: pc.mf.batch, Chunks: pc.chunks, MicroBatch: pc.mf.gpu.ub}
+	o := model.PerplexityOptions{Ctx: pc.mf.ctx, Batch: pc.mf.batch, Chunks: pc.chunks}
+	if pc.ubSet {
+		o.MicroBatch = pc.mf.gpu.ub
+	}
+	return o
 }
 
 // tokenized is the text file read and tokenized while the model loads.

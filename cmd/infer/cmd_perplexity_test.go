@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -269,5 +270,26 @@ func TestPerplexityCancelled(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("files left: %v", left)
+	}
+}
+
+// TestPerplexityMicroBatchFlag checks that the passes' micro-batch is left to the model
+// (0: the whole pass on one device) unless -ub is given, even as llama.cpp's 512.
+func TestPerplexityMicroBatchFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"-m", "x.gguf", "-f", "t.txt"}, 0},
+		{[]string{"-m", "x.gguf", "-f", "t.txt", "-ub", "512"}, 512},
+		{[]string{"-m", "x.gguf", "-f", "t.txt", "-b", "1024", "-ub", "256"}, 256},
+	} {
+		fs, pc := perplexityFlags(io.Discard)
+		if help, err := pc.parse(fs, c.args); help || err != nil {
+			t.Fatalf("%q: help %v, %v", c.args, help, err)
+		}
+		if got := pc.options().MicroBatch; got != c.want {
+			t.Errorf("%q: micro-batch %d, want %d", c.args, got, c.want)
+		}
 	}
 }
