@@ -76,6 +76,9 @@ func perplexityFlags(stderr io.Writer) (*flag.FlagSet, *perplexityCmd) {
 	pc.dist = addDistFlags(fs)
 	fs.Lookup("c").Usage = "chunk length in `tokens` (llama-perplexity's -c)"
 	fs.Lookup("b").Usage = "`tokens` per pass: n_seq = b/c chunks share a pass when b >= 2c; below c a chunk takes several"
+	ub := fs.Lookup("ub")
+	ub.Usage = "micro-batch `tokens` (default: the whole pass on one device; 512 over several, pipelined over the stages)"
+	ub.DefValue = "0" // the default depends on the devices: Usage says it
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: infer perplexity -m FILE -f TEXT [-c 512] [-b 2048] [--chunks N] [-ngl N] [--kl-divergence-base FILE [--kl-divergence]] [--json]\n\nScore a text file the way llama-perplexity does, or compare a model with a base model's\nlog-probabilities (KL divergence).")
 		fs.PrintDefaults()
