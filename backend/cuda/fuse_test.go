@@ -20,6 +20,7 @@ type miniBlock struct {
 	att, kc, vc, pos             backend.Buffer
 	norm, wq, wk, wv, wo, wg, wu backend.Buffer
 	wd                           backend.Buffer
+	qNorm, kNorm                 backend.Buffer // per-head norm weights (qwen3), or nil
 }
 
 func newMiniBlock(t testing.TB, d *Device, wt tensor.DType) *miniBlock {
@@ -73,6 +74,10 @@ func (m *miniBlock) step() {
 	d.MatMul(m.q, m.wq, m.xb)
 	d.MatMul(m.k, m.wk, m.xb)
 	d.MatMul(m.v, m.wv, m.xb)
+	if m.qNorm != nil {
+		d.RMSNorm(m.q, m.q, m.qNorm, 1e-6)
+		d.RMSNorm(m.k, m.k, m.kNorm, 1e-6)
+	}
 	d.RoPE(m.q, m.pos, rope)
 	d.RoPE(m.k, m.pos, rope)
 	d.SetRows(m.kc, m.k, m.pos)
@@ -111,14 +116,26 @@ func (m *miniBlock) state(t testing.TB) [][]float32 {
 
 // TestFusion runs a block step with the fusions and without and expects the same bits:
 // the fused kernels keep the unfused ones' arithmetic and order.
+// With qk, the block normalises each head of q and k before RoPE, as qwen3 does.
 func TestFusion(t *testing.T) {
 	d := openTest(t)
-	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K, tensor.F16} {
-		t.Run(wt.String(), func(t *testing.T) {
+	for _, c := range []struct {
+		wt tensor.DType
+		qk bool
+	}{{tensor.Q4_0, false}, {tensor.Q8_0, false}, {tensor.Q4_K, false}, {tensor.Q6_K, false}, {tensor.F16, false}, {tensor.Q4_0, true}, {tensor.Q4_K, true}} {
+		wt := c.wt
+		name := wt.String()
+		if c.qk {
+			name += "-qknorm"
+		}
+		t.Run(name, func(t *testing.T) {
 			var got [2][][]float32
 			for i, noFuse := range []bool{true, false} {
 				d.noFuse = noFuse
 				m := newMiniBlock(t, d, wt)
+				if c.qk {
+					m.qNorm, m.kNorm = headWeight(t, d, 1), headWeight(t, d, 2)
+				}
 				m.step()
 				m.step()
 				got[i] = m.state(t)
@@ -177,4 +194,21 @@ func TestRecord(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("%d graphs kept after freeing a buffer they use, want 0", n)
 	}
+}
+
+// headWeight is a per-head norm weight of 64 elements around 1, from seed.
+func headWeight(t testing.TB, d *Device, seed uint64) backend.Buffer {
+	r := rand.New(rand.NewPCG(seed, 64))
+	w := make([]float32, 64)
+	for i := range w {
+		w[i] = float32(1 + 0.3*r.NormFloat64())
+	}
+	b, err := d.Alloc(tensor.F32, 1, len(w))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Upload(b, f32Bytes(w)); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

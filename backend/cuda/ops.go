@@ -50,7 +50,13 @@ func (d *Device) RMSNorm(dst, x, weight backend.Buffer, eps float32) {
 		// (rows·groups, w.cols), a block of w.cols threads (rounded to a warp) each. No
 		// fused quantization: a group need not be whole Q8 blocks, and the per-head norm
 		// (of q and k) feeds no mat-vec.
-		grid, block := dim3{v.rows * (v.cols / w.cols), 1, 1}, dim3{min(normThreads, ceilDiv(w.cols, 32)*32), 1, 1}
+		// In place (qwen3's q and k), the norm is held to launch with the other's and
+		// with their RoPEs (pair.go).
+		if fusesNorm(o, v, w.cols) {
+			d.holdNorm(v, w, eps)
+			return
+		}
+		grid, block := dim3{v.rows * (v.cols / w.cols), 1, 1}, dim3{normBlock(w.cols), 1, 1}
 		d.run("rms_norm_f32", grid, block, a.i32(w.cols).f32(eps))
 		return
 	}
