@@ -178,10 +178,48 @@ func BenchmarkDecodeLayer(b *testing.B) {
 	}
 	b.Run("Q4_0/ctx=4096/graph", func(b *testing.B) { benchDecodeLayer(b, tensor.Q4_0, 4096, true) })
 	b.Run("Q4_0/ctx=512/eager", func(b *testing.B) { benchDecodeLayer(b, tensor.Q4_0, 512, false) })
+	b.Run("Q4_0/ctx=512/graph/after-prefill", func(b *testing.B) { benchDecodeLayerAfter(b, tensor.Q4_0, 512, true, true) })
+	// Where the after-prefill difference comes from: the side stream (noAhead), the time
+	// since the prefill (clocks), the prefill's weights (F16: no dequantization at all).
+	b.Run("Q4_0/ctx=512/graph/after-prefill-noAhead", func(b *testing.B) {
+		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) { d.noAhead = true; prefill7B(b, d, tensor.Q4_0); d.noAhead = false })
+	})
+	b.Run("Q4_0/ctx=512/graph/after-prefill-2s", func(b *testing.B) {
+		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) { prefill7B(b, d, tensor.Q4_0); time.Sleep(2 * time.Second) })
+	})
+	b.Run("Q4_0/ctx=512/graph/after-F16-prefill", func(b *testing.B) {
+		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) { prefill7B(b, d, tensor.F16) })
+	})
 }
 
 func benchDecodeLayer(b *testing.B, wt tensor.DType, ctx int, graphed bool) {
+	benchDecodeLayerAfter(b, wt, ctx, graphed, false)
+}
+
+// benchDecodeLayerAfter is benchDecodeLayer, after a 512-token prompt batch through the
+// same blocks when prefill is set (its scratch, side stream and events then exist, as
+// in a session that decodes after its prompt).
+func benchDecodeLayerAfter(b *testing.B, wt tensor.DType, ctx int, graphed, prefill bool) {
+	benchDecodeLayerSetup(b, wt, ctx, graphed, func(d *Device) {
+		if prefill {
+			prefill7B(b, d, wt)
+		}
+	})
+}
+
+// prefill7B runs a 512-token prompt batch through 32 7B blocks of wt on d.
+func prefill7B(b *testing.B, d *Device, wt tensor.DType) {
+	p := newStep7B(b, d, wt, 512, 512)
+	p.layers(len(segments7B))
+	if err := d.Sync(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// benchDecodeLayerSetup is benchDecodeLayer on a device prepared by setup.
+func benchDecodeLayerSetup(b *testing.B, wt tensor.DType, ctx int, graphed bool, setup func(*Device)) {
 	d := openTest(b)
+	setup(d)
 	s := newDecode7B(b, d, wt, ctx)
 	step := func() { s.layers(len(segments7B)) }
 	step() // warm-up, outside the graph: scratch allocations
