@@ -28,7 +28,8 @@ GLOBL q40ones<>(SB), RODATA|NOPTR, $32
 // Q40W8 loads the nibbles of the current block of the eight weight rows at (SI),
 // (SI)(BX*1), (SI)(BX*2), (SI)(R9*1), (R10), (R10)(BX*1), (R10)(BX*2), (R10)(R9*1)
 // into Y4..Y7 (rows 0,1,4,5: elements 0-7, 8-15, 16-23, 24-31) and Y8..Y11 (rows
-// 2,3,6,7), and the eight dw as float32 into 0(SP) (gathered in AX, R12). Y12..Y15
+// 2,3,6,7), and the eight dw as float32 into 0(SP) (gathered by VPINSRW, fewer µops
+// than MOVWQZX/SHLQ/ORQ: 17.6 against 16.5 GB/s cached). Y12..Y15
 // are clobbered.
 #define Q40W8 \
 	VMOVDQU      2(SI), X13; \
@@ -56,28 +57,14 @@ GLOBL q40ones<>(SB), RODATA|NOPTR, $32
 	VPSRLW       $4, Y9, Y11; \
 	VPAND        Y15, Y11, Y11; \
 	VPAND        Y15, Y9, Y9; \
-	MOVWQZX      (SI), AX; \
-	MOVWQZX      (SI)(BX*1), R12; \
-	SHLQ         $16, R12; \
-	ORQ          R12, AX; \
-	MOVWQZX      (SI)(BX*2), R12; \
-	SHLQ         $32, R12; \
-	ORQ          R12, AX; \
-	MOVWQZX      (SI)(R9*1), R12; \
-	SHLQ         $48, R12; \
-	ORQ          R12, AX; \
-	VMOVQ        AX, X12; \
-	MOVWQZX      (R10), AX; \
-	MOVWQZX      (R10)(BX*1), R12; \
-	SHLQ         $16, R12; \
-	ORQ          R12, AX; \
-	MOVWQZX      (R10)(BX*2), R12; \
-	SHLQ         $32, R12; \
-	ORQ          R12, AX; \
-	MOVWQZX      (R10)(R9*1), R12; \
-	SHLQ         $48, R12; \
-	ORQ          R12, AX; \
-	VPINSRQ      $1, AX, X12, X12; \
+	VPINSRW      $0, (SI), X12, X12; \
+	VPINSRW      $1, (SI)(BX*1), X12, X12; \
+	VPINSRW      $2, (SI)(BX*2), X12, X12; \
+	VPINSRW      $3, (SI)(R9*1), X12, X12; \
+	VPINSRW      $4, (R10), X12, X12; \
+	VPINSRW      $5, (R10)(BX*1), X12, X12; \
+	VPINSRW      $6, (R10)(BX*2), X12, X12; \
+	VPINSRW      $7, (R10)(R9*1), X12, X12; \
 	VCVTPH2PS    X12, Y12; \
 	VMOVUPS      Y12, 0(SP)
 
