@@ -28,8 +28,8 @@ GLOBL q40ones<>(SB), RODATA|NOPTR, $32
 // Q40W8 loads the nibbles of the current block of the eight weight rows at (SI),
 // (SI)(BX*1), (SI)(BX*2), (SI)(R9*1), (R10), (R10)(BX*1), (R10)(BX*2), (R10)(R9*1)
 // into Y4..Y7 (rows 0,1,4,5: elements 0-7, 8-15, 16-23, 24-31) and Y8..Y11 (rows
-// 2,3,6,7), and the eight dw as float32 into 0(SP) (gathered by VPINSRW, fewer µops
-// than MOVWQZX/SHLQ/ORQ: 17.6 against 16.5 GB/s cached). Y12..Y15
+// 2,3,6,7), and the eight dw as float32 into Y12 (gathered by VPINSRW, fewer µops
+// than MOVWQZX/SHLQ/ORQ: 17.6 against 16.5 GB/s cached). Y13..Y15
 // are clobbered.
 #define Q40W8 \
 	VMOVDQU      2(SI), X13; \
@@ -65,12 +65,12 @@ GLOBL q40ones<>(SB), RODATA|NOPTR, $32
 	VPINSRW      $5, (R10)(BX*1), X12, X12; \
 	VPINSRW      $6, (R10)(BX*2), X12, X12; \
 	VPINSRW      $7, (R10)(R9*1), X12, X12; \
-	VCVTPH2PS    X12, Y12; \
-	VMOVUPS      Y12, 0(SP)
+	VCVTPH2PS    X12, Y12
 
 // Q40X adds the block of the activation row at (xp) to acc (the eight rows' lanes),
-// with 8·Σx at koff(R8) and dx at doff(R8). Y12..Y15 are clobbered.
-#define Q40X(xp, koff, doff, acc) \
+// with 8·Σx at koff(R8), dx at doff(R8) and the rows' dw (float32) in dw. Y12..Y15 are
+// clobbered.
+#define Q40X(xp, koff, doff, acc, dw) \
 	VPBROADCASTQ 2(xp), Y12; \
 	VPMADDUBSW   Y12, Y4, Y13; \
 	VPMADDUBSW   Y12, Y8, Y14; \
@@ -96,7 +96,7 @@ GLOBL q40ones<>(SB), RODATA|NOPTR, $32
 	VPSUBD       Y14, Y13, Y13; \
 	VCVTDQ2PS    Y13, Y13; \
 	VBROADCASTSS doff(R8), Y14; \
-	VMULPS       0(SP), Y14, Y14; \
+	VMULPS       dw, Y14, Y14; \
 	VFMADD231PS  Y14, Y13, acc
 
 // Q40ROWS sets SI, R10 (row 4), BX (stride), R9 (3·stride) from w and wstride.
@@ -125,10 +125,11 @@ TEXT ·q40RepackR8X4(SB), NOSPLIT, $32-56
 
 q40r8x4loop:
 	Q40W8
-	Q40X(DI, 0, 16, Y0)
-	Q40X(R13, 4, 20, Y1)
-	Q40X(R14, 8, 24, Y2)
-	Q40X(DX, 12, 28, Y3)
+	VMOVUPS Y12, 0(SP)
+	Q40X(DI, 0, 16, Y0, 0(SP))
+	Q40X(R13, 4, 20, Y1, 0(SP))
+	Q40X(R14, 8, 24, Y2, 0(SP))
+	Q40X(DX, 12, 28, Y3, 0(SP))
 	ADDQ $18, SI
 	ADDQ $18, R10
 	ADDQ $34, DI
@@ -173,7 +174,8 @@ q40r8x1loop:
 	PREFETCHT0 128(R11)
 	ADDQ       $144, R11
 	Q40W8
-	Q40X(DI, 0, 16, Y0)
+	VMOVAPS Y12, Y1
+	Q40X(DI, 0, 16, Y0, Y1)
 	ADDQ $18, SI
 	ADDQ $18, R10
 	ADDQ $34, DI
