@@ -157,8 +157,12 @@ q40r8x4loop:
 // rows at w+8·wstride: with the rows back to back (wstride = nb·18, as MatMul's are)
 // the panel is 8·nb·18 bytes, so the next one is in the cache when this one ends. The
 // eight rows of a panel are each too short a stream (a 2048-wide row is 18 lines) for
-// the hardware prefetcher to run ahead of: without this, one thread streams about
-// 6.7 GB/s of weights on a Zen 2 VM, with it 8.5 (BenchmarkTileDecode/Q4_0). A
+// the hardware prefetcher to run ahead of. PREFETCHNTA (which on Zen 2 keeps the line
+// out of the L2) streams best: on the 2-vCPU Zen 2 VM, two threads at once
+// (BenchmarkTileDecode/Q4_0, one process pinned to each vCPU) read about 7 GB/s each
+// without a prefetch, 9 with PREFETCHT0, 10.5-11 with PREFETCHNTA (a plain AVX2 read
+// loop: 10), and with rows of 8192 (a 36 KiB panel) NTA is still ahead of T0; one and
+// two panels ahead are alike for T0, one is better for NTA. A
 // prefetch of an address past the weights is harmless (it never faults).
 TEXT ·q40RepackR8X1(SB), NOSPLIT, $32-48
 	Q40ROWS
@@ -169,9 +173,9 @@ TEXT ·q40RepackR8X1(SB), NOSPLIT, $32-48
 	VXORPS Y0, Y0, Y0
 
 q40r8x1loop:
-	PREFETCHT0 0(R11)
-	PREFETCHT0 64(R11)
-	PREFETCHT0 128(R11)
+	PREFETCHNTA 0(R11)
+	PREFETCHNTA 64(R11)
+	PREFETCHNTA 128(R11)
 	ADDQ       $144, R11
 	Q40W8
 	VMOVAPS Y12, Y1
