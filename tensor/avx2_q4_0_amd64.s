@@ -243,3 +243,37 @@ q40rloop:
 	VZEROUPPER
 	MOVSS X15, ret+24(FP)
 	RET
+
+// func q8XRowAVX2(x *byte, nb int, tab *uint32)
+// For the nb Q8_0 blocks of the activation row at x: tab[8b] = 8·Σx (Σ of the 32 int8
+// values of block b, exact: VPMADDUBSW of eights against x, VPMADDWD by ones, a
+// horizontal sum) and tab[8b+4] = dx as float32 (VCVTPH2PS, exact), q8XTable's values
+// for one row.
+TEXT ·q8XRowAVX2(SB), NOSPLIT, $0-24
+	MOVQ    x+0(FP), DI
+	MOVQ    nb+8(FP), CX
+	MOVQ    tab+16(FP), R8
+	VMOVDQU q40eights<>(SB), Y13
+	VMOVDQU q40ones<>(SB), Y14
+
+q8xrowloop:
+	VPMADDUBSW   2(DI), Y13, Y0
+	VPMADDWD     Y14, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, 0(R8)
+	MOVWQZX      (DI), AX
+	VMOVQ        AX, X2
+	VCVTPH2PS    X2, X2
+	VMOVSS       X2, 16(R8)
+	ADDQ         $34, DI
+	ADDQ         $32, R8
+	DECQ         CX
+	JNZ          q8xrowloop
+
+	VZEROUPPER
+	RET
