@@ -12,6 +12,9 @@ func q40RepackR8X4(w *byte, wstride int, x *byte, xstride int, tab *uint32, nb i
 func dotQ4_0RepackAVX2(w, x *byte, nb int) float32
 
 //go:noescape
+func q8XRowAVX2(x *byte, nb int, tab *uint32)
+
+//go:noescape
 func q40RepackR8X1(w *byte, wstride int, x *byte, tab *uint32, nb int, dst *[8]float32)
 
 // sumI8x32 is the sum of 32 int8 values, by SWAR on the values biased to unsigned.
@@ -28,6 +31,16 @@ func sumI8x32(b *[32]byte) int32 {
 // kernels read: per group of four rows g and block b, at tab[(g·nb+b)·8:], 8·Σx of
 // rows 4g..4g+3, then their dx as float32 bits (rows past mx get zeros).
 func q8XTable(tab []uint32, nb int, x []byte, xStride, mx int) {
+	clear(tab)
+	for i := range mx {
+		g, j := i/4, i%4
+		_, _ = x[i*xStride+nb*q8_0Bytes-1], tab[(g*nb+nb-1)*8+4+j]
+		q8XRowAVX2(&x[i*xStride], nb, &tab[g*nb*8+j])
+	}
+}
+
+// q8XTableGo is q8XTable in Go, the reference its tests compare with.
+func q8XTableGo(tab []uint32, nb int, x []byte, xStride, mx int) {
 	clear(tab)
 	for i := range mx {
 		g, j := i/4, i%4

@@ -28,7 +28,8 @@ GLOBL q40ones<>(SB), RODATA|NOPTR, $32
 // Q40W8 loads the nibbles of the current block of the eight weight rows at (SI),
 // (SI)(BX*1), (SI)(BX*2), (SI)(R9*1), (R10), (R10)(BX*1), (R10)(BX*2), (R10)(R9*1)
 // into Y4..Y7 (rows 0,1,4,5: elements 0-7, 8-15, 16-23, 24-31) and Y8..Y11 (rows
-// 2,3,6,7), and the eight dw as float32 into 0(SP) (gathered in AX, R12). Y12..Y15
+// 2,3,6,7), and the eight dw as float32 into Y12 (gathered by VPINSRW, fewer µops
+// than MOVWQZX/SHLQ/ORQ: 17.6 against 16.5 GB/s cached). Y13..Y15
 // are clobbered.
 #define Q40W8 \
 	VMOVDQU      2(SI), X13; \
@@ -56,34 +57,20 @@ GLOBL q40ones<>(SB), RODATA|NOPTR, $32
 	VPSRLW       $4, Y9, Y11; \
 	VPAND        Y15, Y11, Y11; \
 	VPAND        Y15, Y9, Y9; \
-	MOVWQZX      (SI), AX; \
-	MOVWQZX      (SI)(BX*1), R12; \
-	SHLQ         $16, R12; \
-	ORQ          R12, AX; \
-	MOVWQZX      (SI)(BX*2), R12; \
-	SHLQ         $32, R12; \
-	ORQ          R12, AX; \
-	MOVWQZX      (SI)(R9*1), R12; \
-	SHLQ         $48, R12; \
-	ORQ          R12, AX; \
-	VMOVQ        AX, X12; \
-	MOVWQZX      (R10), AX; \
-	MOVWQZX      (R10)(BX*1), R12; \
-	SHLQ         $16, R12; \
-	ORQ          R12, AX; \
-	MOVWQZX      (R10)(BX*2), R12; \
-	SHLQ         $32, R12; \
-	ORQ          R12, AX; \
-	MOVWQZX      (R10)(R9*1), R12; \
-	SHLQ         $48, R12; \
-	ORQ          R12, AX; \
-	VPINSRQ      $1, AX, X12, X12; \
-	VCVTPH2PS    X12, Y12; \
-	VMOVUPS      Y12, 0(SP)
+	VPINSRW      $0, (SI), X12, X12; \
+	VPINSRW      $1, (SI)(BX*1), X12, X12; \
+	VPINSRW      $2, (SI)(BX*2), X12, X12; \
+	VPINSRW      $3, (SI)(R9*1), X12, X12; \
+	VPINSRW      $4, (R10), X12, X12; \
+	VPINSRW      $5, (R10)(BX*1), X12, X12; \
+	VPINSRW      $6, (R10)(BX*2), X12, X12; \
+	VPINSRW      $7, (R10)(R9*1), X12, X12; \
+	VCVTPH2PS    X12, Y12
 
 // Q40X adds the block of the activation row at (xp) to acc (the eight rows' lanes),
-// with 8·Σx at koff(R8) and dx at doff(R8). Y12..Y15 are clobbered.
-#define Q40X(xp, koff, doff, acc) \
+// with 8·Σx at koff(R8), dx at doff(R8) and the rows' dw (float32) in dw. Y12..Y15 are
+// clobbered.
+#define Q40X(xp, koff, doff, acc, dw) \
 	VPBROADCASTQ 2(xp), Y12; \
 	VPMADDUBSW   Y12, Y4, Y13; \
 	VPMADDUBSW   Y12, Y8, Y14; \
@@ -109,7 +96,7 @@ GLOBL q40ones<>(SB), RODATA|NOPTR, $32
 	VPSUBD       Y14, Y13, Y13; \
 	VCVTDQ2PS    Y13, Y13; \
 	VBROADCASTSS doff(R8), Y14; \
-	VMULPS       0(SP), Y14, Y14; \
+	VMULPS       dw, Y14, Y14; \
 	VFMADD231PS  Y14, Y13, acc
 
 // Q40ROWS sets SI, R10 (row 4), BX (stride), R9 (3·stride) from w and wstride.
@@ -138,10 +125,11 @@ TEXT ·q40RepackR8X4(SB), NOSPLIT, $32-56
 
 q40r8x4loop:
 	Q40W8
-	Q40X(DI, 0, 16, Y0)
-	Q40X(R13, 4, 20, Y1)
-	Q40X(R14, 8, 24, Y2)
-	Q40X(DX, 12, 28, Y3)
+	VMOVUPS Y12, 0(SP)
+	Q40X(DI, 0, 16, Y0, 0(SP))
+	Q40X(R13, 4, 20, Y1, 0(SP))
+	Q40X(R14, 8, 24, Y2, 0(SP))
+	Q40X(DX, 12, 28, Y3, 0(SP))
 	ADDQ $18, SI
 	ADDQ $18, R10
 	ADDQ $34, DI
@@ -164,16 +152,34 @@ q40r8x4loop:
 // dst[r] = dotQ4_0RepackGo over nb ≥ 1 blocks of weight row r (at w+r·wstride) and the
 // activation row at x; tab points at the row's 8·Σx (dx 16 bytes further), 32 bytes
 // a block.
+//
+// Each block it also prefetches 144 bytes (three lines) of the next panel, the eight
+// rows at w+8·wstride: with the rows back to back (wstride = nb·18, as MatMul's are)
+// the panel is 8·nb·18 bytes, so the next one is in the cache when this one ends. The
+// eight rows of a panel are each too short a stream (a 2048-wide row is 18 lines) for
+// the hardware prefetcher to run ahead of. PREFETCHNTA (which on Zen 2 keeps the line
+// out of the L2) streams best: on the 2-vCPU Zen 2 VM, two threads at once
+// (BenchmarkTileDecode/Q4_0, one process pinned to each vCPU) read about 7 GB/s each
+// without a prefetch, 9 with PREFETCHT0, 10.5-11 with PREFETCHNTA (a plain AVX2 read
+// loop: 10), and with rows of 8192 (a 36 KiB panel) NTA is still ahead of T0; one and
+// two panels ahead are alike for T0, one is better for NTA. A
+// prefetch of an address past the weights is harmless (it never faults).
 TEXT ·q40RepackR8X1(SB), NOSPLIT, $32-48
 	Q40ROWS
 	MOVQ   x+16(FP), DI
 	MOVQ   tab+24(FP), R8
 	MOVQ   nb+32(FP), CX
+	LEAQ   (SI)(BX*8), R11
 	VXORPS Y0, Y0, Y0
 
 q40r8x1loop:
+	PREFETCHNTA 0(R11)
+	PREFETCHNTA 64(R11)
+	PREFETCHNTA 128(R11)
+	ADDQ       $144, R11
 	Q40W8
-	Q40X(DI, 0, 16, Y0)
+	VMOVAPS Y12, Y1
+	Q40X(DI, 0, 16, Y0, Y1)
 	ADDQ $18, SI
 	ADDQ $18, R10
 	ADDQ $34, DI
@@ -236,4 +242,38 @@ q40rloop:
 
 	VZEROUPPER
 	MOVSS X15, ret+24(FP)
+	RET
+
+// func q8XRowAVX2(x *byte, nb int, tab *uint32)
+// For the nb Q8_0 blocks of the activation row at x: tab[8b] = 8·Σx (Σ of the 32 int8
+// values of block b, exact: VPMADDUBSW of eights against x, VPMADDWD by ones, a
+// horizontal sum) and tab[8b+4] = dx as float32 (VCVTPH2PS, exact), q8XTable's values
+// for one row.
+TEXT ·q8XRowAVX2(SB), NOSPLIT, $0-24
+	MOVQ    x+0(FP), DI
+	MOVQ    nb+8(FP), CX
+	MOVQ    tab+16(FP), R8
+	VMOVDQU q40eights<>(SB), Y13
+	VMOVDQU q40ones<>(SB), Y14
+
+q8xrowloop:
+	VPMADDUBSW   2(DI), Y13, Y0
+	VPMADDWD     Y14, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4e, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xb1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, 0(R8)
+	MOVWQZX      (DI), AX
+	VMOVQ        AX, X2
+	VCVTPH2PS    X2, X2
+	VMOVSS       X2, 16(R8)
+	ADDQ         $34, DI
+	ADDQ         $32, R8
+	DECQ         CX
+	JNZ          q8xrowloop
+
+	VZEROUPPER
 	RET
