@@ -190,6 +190,26 @@ func BenchmarkDecodeLayer(b *testing.B) {
 	b.Run("Q4_0/ctx=512/graph/after-F16-prefill", func(b *testing.B) {
 		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) { prefill7B(b, d, tensor.F16) })
 	})
+	b.Run("Q4_0/ctx=512/graph/after-one-gemm", func(b *testing.B) { // cuBLAS alone
+		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) {
+			w, _ := d.Alloc(tensor.F16, dim7B, dim7B)
+			x, _ := d.Alloc(tensor.F32, 512, dim7B)
+			y, _ := d.Alloc(tensor.F32, 512, dim7B)
+			d.MatMul(y, w, x)
+			if err := d.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("Q4_0/ctx=512/graph/after-15-row-step", func(b *testing.B) { // the mat-vec path, no cuBLAS
+		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) {
+			p := newStep7B(b, d, tensor.Q4_0, 512, gemmMinRows-1)
+			p.layers(len(segments7B))
+			if err := d.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
 }
 
 func benchDecodeLayer(b *testing.B, wt tensor.DType, ctx int, graphed bool) {
