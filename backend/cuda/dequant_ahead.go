@@ -35,22 +35,19 @@ type aheadSlot struct {
 	free  C.CUevent // recorded on the compute stream after the GEMM that read it
 }
 
-// cuEventDisableTiming is CU_EVENT_DISABLE_TIMING: ordering-only events are cheaper.
-const cuEventDisableTiming = 2
-
 // newAhead creates the side stream and events; it runs under do.
 func newAhead() (*ahead, error) {
 	a := &ahead{}
 	err := check("cuStreamCreate", C.cu_stream_create(&a.stream, 1)) // non-blocking
 	if err == nil {
-		err = check("cuEventCreate", C.cu_event_create(&a.written, cuEventDisableTiming))
+		err = check("cuEventCreate", C.cu_event_create(&a.written, eventDisableTiming))
 	}
 	for i := range a.slots {
 		if err == nil {
-			err = check("cuEventCreate", C.cu_event_create(&a.slots[i].ready, cuEventDisableTiming))
+			err = check("cuEventCreate", C.cu_event_create(&a.slots[i].ready, eventDisableTiming))
 		}
 		if err == nil {
-			err = check("cuEventCreate", C.cu_event_create(&a.slots[i].free, cuEventDisableTiming))
+			err = check("cuEventCreate", C.cu_event_create(&a.slots[i].free, eventDisableTiming))
 		}
 	}
 	if err != nil {
