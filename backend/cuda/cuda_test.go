@@ -18,13 +18,16 @@ import (
 var ptxDir = flag.String("cuda.ptx", "", "load kernel PTX from this `dir` instead of the embedded copy")
 
 // openTest opens device 0 for t, or skips t when there is no driver or no device.
-func openTest(t testing.TB) *Device {
+func openTest(t testing.TB) *Device { return openTestWith(t, 0, Options{}) }
+
+// openTestWith opens GPU ordinal with o for t (kernels from -cuda.ptx when set), closed
+// when t ends, or skips t when there is no driver or no device.
+func openTestWith(t testing.TB, ordinal int, o Options) *Device {
 	t.Helper()
-	src := embeddedPTX
 	if *ptxDir != "" {
-		src = dirPTX(*ptxDir)
+		o.KernelDir = *ptxDir
 	}
-	d, err := open(0, src)
+	d, err := openWith(ordinal, embeddedPTX, o)
 	if errors.Is(err, ErrNoDriver) {
 		t.Skipf("cuda: no CUDA driver: %v", err)
 	}
@@ -36,7 +39,7 @@ func openTest(t testing.TB) *Device {
 	}
 	t.Cleanup(func() {
 		if err := d.Close(); err != nil {
-			t.Errorf("Close: %v", err)
+			t.Errorf("Close %s: %v", d.name, err)
 		}
 	})
 	return d

@@ -5,10 +5,7 @@ package cuda
 */
 import "C"
 
-import (
-	"errors"
-	"unsafe"
-)
+import "errors"
 
 // The prefill path (gemm) multiplies F16 copies of quantized weights. Dequantizing a
 // weight is memory-bound and its GEMM is compute-bound, so the two can share the GPU:
@@ -38,22 +35,19 @@ type aheadSlot struct {
 	free  C.CUevent // recorded on the compute stream after the GEMM that read it
 }
 
-// cuEventDisableTiming is CU_EVENT_DISABLE_TIMING: ordering-only events are cheaper.
-const cuEventDisableTiming = 2
-
 // newAhead creates the side stream and events; it runs under do.
 func newAhead() (*ahead, error) {
 	a := &ahead{}
 	err := check("cuStreamCreate", C.cu_stream_create(&a.stream, 1)) // non-blocking
 	if err == nil {
-		err = check("cuEventCreate", C.cu_event_create(&a.written, cuEventDisableTiming))
+		err = check("cuEventCreate", C.cu_event_create(&a.written, eventDisableTiming))
 	}
 	for i := range a.slots {
 		if err == nil {
-			err = check("cuEventCreate", C.cu_event_create(&a.slots[i].ready, cuEventDisableTiming))
+			err = check("cuEventCreate", C.cu_event_create(&a.slots[i].ready, eventDisableTiming))
 		}
 		if err == nil {
-			err = check("cuEventCreate", C.cu_event_create(&a.slots[i].free, cuEventDisableTiming))
+			err = check("cuEventCreate", C.cu_event_create(&a.slots[i].free, eventDisableTiming))
 		}
 	}
 	if err != nil {
@@ -107,7 +101,7 @@ func (d *Device) dequantAhead(w *Buffer) (C.CUdeviceptr, *aheadSlot, error) {
 			return 0, nil, err
 		}
 	}
-	if err := d.widenOn(a.stream, s.ptr, w, "dequant_f16_"+typeName(w.dt)); err != nil {
+	if err := d.widen(a.stream, s.ptr, w); err != nil {
 		return 0, nil, err
 	}
 	if err := check("cuEventRecord", C.cu_event_record(s.ready, a.stream)); err != nil {
@@ -136,21 +130,6 @@ func (a *ahead) grow(d *Device, s *aheadSlot, need int) error {
 	}
 	s.size = size
 	return nil
-}
-
-// widenOn launches w's dequantization into dst on stream (the dequant8 kernel, whose
-// rows are whole blocks of 8); it runs under do.
-func (d *Device) widenOn(stream C.CUstream, dst C.CUdeviceptr, w *Buffer, kernel string) error {
-	wide := "dequant8" + kernel[len("dequant"):]
-	f, ok := d.funcs[wide]
-	if !ok || w.cols%8 != 0 {
-		return errors.New("cuda: " + wide + " not loaded")
-	}
-	p := new(args).ptr(uint64(dst)).ptr(w.ptr).i32(w.cols).bytes()
-	copy(unsafe.Slice((*byte)(d.args.p), maxArgBytes), p)
-	grid := dim3{w.rows, ceilDiv(w.cols/8, threads), 1}
-	r := C.cu_launch(f, C.uint(grid.x), C.uint(grid.y), 1, threads, 1, 1, 0, stream, d.args.p, C.size_t(len(p)))
-	return check("cuLaunchKernel "+wide, r)
 }
 
 // close drains the side stream and releases the slots, events and stream; it runs

@@ -203,12 +203,5 @@ func headWeight(t testing.TB, d *Device, seed uint64) backend.Buffer {
 	for i := range w {
 		w[i] = float32(1 + 0.3*r.NormFloat64())
 	}
-	b, err := d.Alloc(tensor.F32, 1, len(w))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Upload(b, f32Bytes(w)); err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return f32s(t, d, w)
 }

@@ -85,6 +85,11 @@ type dim3 struct{ x, y, z int }
 
 // launch enqueues kernel entry on the device stream; it runs under do.
 func (d *Device) launch(entry string, grid, block dim3, a *args) error {
+	return d.launchOn(d.stream, entry, grid, block, a)
+}
+
+// launchOn enqueues kernel entry on stream; it runs under do.
+func (d *Device) launchOn(stream C.CUstream, entry string, grid, block dim3, a *args) error {
 	f, ok := d.funcs[entry]
 	if !ok {
 		return fmt.Errorf("kernel %s: not loaded", entry)
@@ -95,7 +100,7 @@ func (d *Device) launch(entry string, grid, block dim3, a *args) error {
 	p := a.bytes()
 	copy(unsafe.Slice((*byte)(d.args.p), maxArgBytes), p)
 	r := C.cu_launch(f, C.uint(grid.x), C.uint(grid.y), C.uint(grid.z), C.uint(block.x), C.uint(block.y),
-		C.uint(block.z), 0, d.stream, d.args.p, C.size_t(len(p)))
+		C.uint(block.z), 0, stream, d.args.p, C.size_t(len(p)))
 	if err := check("cuLaunchKernel", r); err != nil {
 		return fmt.Errorf("kernel %s grid %v block %v: %w", entry, grid, block, err)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // f32s uploads v into a new (1, len(v)) F32 buffer of d.
-func f32s(t *testing.T, d *Device, v []float32) backend.Buffer {
+func f32s(t testing.TB, d *Device, v []float32) backend.Buffer {
 	t.Helper()
 	b, err := d.Alloc(tensor.F32, 1, len(v))
 	if err != nil {

@@ -161,7 +161,7 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 		}
 		switch wp = p; {
 		case cached:
-		case !d.capturing && !d.noAhead && in%8 == 0 && d.has("dequant8_f16_"+typeName(w.dt)):
+		case !d.capturing && !d.noAhead && in%8 == 0 && d.has(dequant8Kernel(w.dt)):
 			if wp, slot, err = d.dequantAhead(w); err != nil {
 				return err
 			}
@@ -181,7 +181,7 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 	xp := scratch + C.CUdeviceptr(wHalf)
 	if wHalf > 0 {
 		wp = scratch
-		if err := d.widen(wp, w, "dequant_f16_"+typeName(w.dt)); err != nil {
+		if err := d.widen(d.stream, wp, w); err != nil {
 			return err
 		}
 	}
@@ -214,7 +214,7 @@ func (d *Device) gemmBF16(o, w, x *Buffer) error {
 		if wp, err = d.blas.reserve(out*in*4, d.stream); err != nil {
 			return err
 		}
-		if err := d.widen(wp, w, "copy_bf16_f32"); err != nil {
+		if err := d.widen(d.stream, wp, w); err != nil {
 			return err
 		}
 	}

@@ -211,7 +211,7 @@ func (s *staging) add() error {
 		return err
 	}
 	var e C.CUevent
-	if err := check("cuEventCreate", C.cu_event_create(&e, 2 /* CU_EVENT_DISABLE_TIMING */)); err != nil {
+	if err := check("cuEventCreate", C.cu_event_create(&e, eventDisableTiming)); err != nil {
 		return errors.Join(err, check("cuMemFreeHost", C.cu_mem_free_host(p)))
 	}
 	s.slots = append(s.slots, stagingSlot{mem: unsafe.Slice((*byte)(p), s.slotBytes), done: e})

@@ -56,8 +56,7 @@ func (d *Device) RMSNorm(dst, x, weight backend.Buffer, eps float32) {
 			d.holdNorm(v, w, eps)
 			return
 		}
-		grid, block := dim3{v.rows * (v.cols / w.cols), 1, 1}, dim3{normBlock(w.cols), 1, 1}
-		d.run("rms_norm_f32", grid, block, a.i32(w.cols).f32(eps))
+		d.enqueue("rms_norm_f32", func() error { return d.headNorm(o, v, w, eps) })
 		return
 	}
 	grid, block := dim3{v.rows, 1, 1}, dim3{normThreads, 1, 1}

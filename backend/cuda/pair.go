@@ -140,12 +140,18 @@ func (d *Device) holdNorm(x, w *Buffer, eps float32) {
 		}
 		if d.noFuse || !d.has(normEntry) {
 			defer d.wrote(x)
-			a := new(args).ptr(x.ptr).ptr(x.ptr).ptr(w.ptr).i32(w.cols).f32(eps)
-			return d.launch("rms_norm_f32", dim3{x.rows * (x.cols / w.cols), 1, 1}, dim3{normBlock(w.cols), 1, 1}, a)
+			return d.headNorm(x, x, w, eps)
 		}
 		d.pair = &heldPair{norms: []heldNorm{n}}
 		return nil
 	})
+}
+
+// headNorm launches the per-head RMSNorm of x into o (weight w, one head) by itself:
+// the row kernel over (rows·heads, w.cols); it runs under the lock.
+func (d *Device) headNorm(o, x, w *Buffer, eps float32) error {
+	a := new(args).ptr(o.ptr).ptr(x.ptr).ptr(w.ptr).i32(w.cols).f32(eps)
+	return d.launch("rms_norm_f32", dim3{x.rows * (x.cols / w.cols), 1, 1}, dim3{normBlock(w.cols), 1, 1}, a)
 }
 
 // normBlock is the block of a per-head norm over groups of n elements: n threads

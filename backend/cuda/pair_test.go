@@ -138,7 +138,7 @@ func normRopeRun(t *testing.T, d *Device, rows, qHeads, kHeads, hd int, r backen
 		for i := range v {
 			v[i] = f(i)
 		}
-		if err := d.Upload(b, f32Bytes(v)); err != nil {
+		if err := d.Upload(b, tensor.Float32Bytes(v)); err != nil {
 			t.Fatal(err)
 		}
 		bufs = append(bufs, b)
@@ -185,14 +185,6 @@ func normRopeRun(t *testing.T, d *Device, rows, qHeads, kHeads, hd int, r backen
 		d.Free(b)
 	}
 	return out
-}
-
-func f32Bytes(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, f := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
-	}
-	return b
 }
 
 func i32Bytes(v []int32) []byte {

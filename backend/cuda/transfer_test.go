@@ -29,22 +29,9 @@ func openOrdinals(t testing.TB, ordinals ...int) []*Device {
 			t.Skipf("cuda: needs GPU %d, found %d GPUs (run on nvidia-h200-x2)", o, n)
 		}
 	}
-	src := embeddedPTX
-	if *ptxDir != "" {
-		src = dirPTX(*ptxDir)
-	}
 	var devs []*Device
 	for _, o := range ordinals {
-		d, err := open(o, src)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if err := d.Close(); err != nil {
-				t.Errorf("Close %s: %v", d.name, err)
-			}
-		})
-		devs = append(devs, d)
+		devs = append(devs, openTestWith(t, o, Options{}))
 	}
 	return devs
 }

@@ -8,7 +8,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/infergo/infer/tensor"
 )
@@ -71,7 +70,7 @@ func widened(dt tensor.DType) (elem int, kernel string, ok bool) {
 // under do.
 func (d *Device) cachedWeight(w *Buffer) (p C.CUdeviceptr, ok bool, err error) {
 	c := d.wcache
-	elem, kernel, wide := widened(w.dt)
+	elem, _, wide := widened(w.dt)
 	if c == nil || !wide {
 		return 0, false, nil
 	}
@@ -96,7 +95,7 @@ func (d *Device) cachedWeight(w *Buffer) (p C.CUdeviceptr, ok bool, err error) {
 		c.skipped[k] = struct{}{} // out of memory after all: not an error, the scratch path works
 		return 0, false, nil
 	}
-	if err := d.widen(a.ptr, w, kernel); err != nil {
+	if err := d.widen(d.stream, a.ptr, w); err != nil {
 		return 0, false, errors.Join(err, a.release())
 	}
 	c.copies[k] = a
@@ -105,20 +104,25 @@ func (d *Device) cachedWeight(w *Buffer) (p C.CUdeviceptr, ok bool, err error) {
 	return a.ptr, true, nil
 }
 
-// widen launches kernel (dequant_f16_<type> or copy_bf16_f32) writing w widened to dst;
-// it runs under do.
-func (d *Device) widen(dst C.CUdeviceptr, w *Buffer, kernel string) error {
+// widen enqueues on stream the kernel that writes w widened to dst: widened's kernel, or
+// for quantized rows of whole blocks of 8 its dequant8 form when loaded; it runs under do.
+func (d *Device) widen(stream C.CUstream, dst C.CUdeviceptr, w *Buffer) error {
 	out, in := w.rows, w.cols
+	_, kernel, _ := widened(w.dt)
 	if w.dt == tensor.BF16 {
 		a := new(args).ptr(uint64(dst)).ptr(w.ptr).u64(uint64(out * in))
-		return d.launch(kernel, dim3{min(ceilDiv(out*in, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a)
+		return d.launchOn(stream, kernel, dim3{min(ceilDiv(out*in, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a)
 	}
 	a := new(args).ptr(uint64(dst)).ptr(w.ptr).i32(in)
-	if wide := strings.Replace(kernel, "dequant_", "dequant8_", 1); in%8 == 0 && d.has(wide) {
-		return d.launch(wide, dim3{out, ceilDiv(in/8, threads), 1}, dim3{threads, 1, 1}, a)
+	if wide := dequant8Kernel(w.dt); in%8 == 0 && d.has(wide) {
+		return d.launchOn(stream, wide, dim3{out, ceilDiv(in/8, threads), 1}, dim3{threads, 1, 1}, a)
 	}
-	return d.launch(kernel, dim3{out, ceilDiv(in, threads), 1}, dim3{threads, 1, 1}, a)
+	return d.launchOn(stream, kernel, dim3{out, ceilDiv(in, threads), 1}, dim3{threads, 1, 1}, a)
 }
+
+// dequant8Kernel names the dequantization of a quantized type to F16 eight columns per
+// thread (rows of whole blocks of 8); it may not be loaded.
+func dequant8Kernel(dt tensor.DType) string { return "dequant8_f16_" + typeName(dt) }
 
 // prune releases the copies of weights whose allocation was freed, after the queued
 // work that may read them, and forgets which weights did not fit, since memory was

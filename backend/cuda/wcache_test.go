@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -73,22 +72,7 @@ func TestOpenWithNegativeCache(t *testing.T) {
 // openCachedTest opens device 0 with a weight cache of limit bytes, or skips t.
 func openCachedTest(t *testing.T, limit int64) *Device {
 	t.Helper()
-	src := embeddedPTX
-	if *ptxDir != "" {
-		src = dirPTX(*ptxDir)
-	}
-	d, err := openWith(0, src, Options{WeightCacheBytes: limit})
-	if errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) {
-		t.Skipf("cuda: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := d.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
+	d := openTestWith(t, 0, Options{WeightCacheBytes: limit})
 	if !d.HasBLAS() {
 		t.Skip("cuda: no cuBLAS: batched MatMuls do not use the weight cache")
 	}
