@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"sync"
@@ -293,13 +292,5 @@ func runRank(ctx context.Context, f *runFlags, cfg dist.Config, stdout, stderr i
 		_, err := io.WriteString(stdout, rs.m.Plan().String())
 		return rs.finish(err)
 	}
-	gopts := model.GenerateOptions{NPredict: max(f.nPredict, 0), Sampler: f.sampler}
-	gopts.Sampler.Seed = uint64(f.seed)
-	if f.seed < 0 {
-		gopts.Sampler.Seed = rand.Uint64()
-	}
-	if f.json {
-		return rs.finish(runToJSON(ctx, rs.m, f.prompt, gopts, stdout))
-	}
-	return rs.finish(runStreaming(ctx, rs.m, f.prompt, gopts, stdout, stderr))
+	return rs.finish(f.generate(ctx, rs.m, stdout, stderr))
 }
