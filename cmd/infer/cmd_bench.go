@@ -96,6 +96,14 @@ func benchModel(ctx context.Context, path string, opts model.Options, tests []be
 	if len(m.Devices()) > 0 {
 		backendName, level = "CUDA", ""
 	}
+	row := bench.Row{Backend: backendName, CPULevel: level, Threads: opts.Threads, NGL: f.gpu.ngl,
+		SplitMode: f.gpu.sm, TensorSplit: f.gpu.ts, Batch: f.batch, UBatch: f.ubatch()}
+	return benchTests(ctx, m.Model, path, tests, f, p, row)
+}
+
+// benchTests runs every test on one session of m (the model at path), printing row
+// with the model's description, the test's result and the time filled in.
+func benchTests(ctx context.Context, m *model.Model, path string, tests []bench.Test, f *benchFlags, p bench.Printer, row bench.Row) error {
 	info, err := bench.Describe(path)
 	if err != nil {
 		return err
@@ -111,8 +119,7 @@ func benchModel(ctx context.Context, path string, opts model.Options, tests []be
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		row := bench.Row{Model: info, Backend: backendName, CPULevel: level, Threads: opts.Threads, NGL: f.gpu.ngl,
-			SplitMode: f.gpu.sm, TensorSplit: f.gpu.ts, Batch: f.batch, UBatch: f.ubatch(), Result: res, Time: time.Now()}
+		row.Model, row.Result, row.Time = info, res, time.Now()
 		if err := p.Row(row); err != nil {
 			return err
 		}
