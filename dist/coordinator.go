@@ -499,8 +499,7 @@ func (g *Group) abortAll(text string, closeConns bool) {
 	for _, p := range g.peers {
 		if p != nil {
 			wg.Go(func() {
-				p.conn.SetWriteDeadline(time.Now().Add(time.Second))
-				p.send(frameAbort, []byte(text))
+				p.sendBy(frameAbort, []byte(text), time.Now().Add(time.Second))
 				if closeConns {
 					p.conn.Close()
 				}
@@ -678,8 +677,13 @@ func (g *Group) beat(p *peer) {
 // send writes one frame to p; a peer that stops reading for longer than the lost
 // interval (per megabyte-ish of payload) fails the write.
 func (p *peer) send(kind byte, payload []byte) error {
+	return p.sendBy(kind, payload, time.Now().Add(p.lost+time.Duration(len(payload)/(10<<20))*time.Second))
+}
+
+// sendBy writes one frame to p, failing at deadline.
+func (p *peer) sendBy(kind byte, payload []byte, deadline time.Time) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
-	p.conn.SetWriteDeadline(time.Now().Add(p.lost + time.Duration(len(payload)/(10<<20))*time.Second))
+	p.conn.SetWriteDeadline(deadline)
 	return writeFrame(p.conn, kind, payload)
 }
