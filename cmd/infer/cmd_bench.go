@@ -50,9 +50,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{err}
 	}
-	if cfg, ok, err := f.dist.resolve(os.Getenv); err != nil {
+	cfg, ranked, err := f.dist.resolve(os.Getenv)
+	if err != nil {
 		return err
-	} else if ok && cfg.Rank != 0 {
+	}
+	if ranked && cfg.Rank != 0 {
 		stdout = io.Discard // rank 0 prints the table
 	}
 	kv, err := kvType("-ctk", f.ctk)
@@ -74,7 +76,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, path := range f.models {
 		for _, t := range f.threads {
 			opts := model.Options{Threads: t, BatchSize: f.batch, MicroBatch: f.gpu.ub, KVType: kv, ContextSize: contextFor(tests), Wire: f.gpu.wire}
-			if err := benchModel(ctx, path, opts, tests, f, p); err != nil {
+			if ranked { // one rank of several (bench_dist.go)
+				err = benchRank(ctx, cfg, path, opts, tests, f, p)
+			} else {
+				err = benchModel(ctx, path, opts, tests, f, p)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -84,9 +91,6 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // benchModel loads one model with opts and runs every test on it, printing each row.
 func benchModel(ctx context.Context, path string, opts model.Options, tests []bench.Test, f *benchFlags, p bench.Printer) error {
-	if cfg, ok, _ := f.dist.resolve(os.Getenv); ok {
-		return benchRank(ctx, cfg, path, opts, tests, f, p)
-	}
 	m, err := f.gpu.load(ctx, path, opts)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
