@@ -31,7 +31,7 @@ func benchRank(ctx context.Context, cfg dist.Config, path string, opts model.Opt
 	}
 	backendName += fmt.Sprintf(" x%d %s", cfg.World, transportName(rs.t))
 	row := bench.Row{Backend: backendName, Threads: opts.Threads, NGL: f.gpu.ngl, SplitMode: f.gpu.sm,
-		TensorSplit: f.gpu.ts, Batch: opts.BatchSize}
+		TensorSplit: f.gpu.ts, Batch: opts.BatchSize, UBatch: f.ubatch()}
 	return benchTests(ctx, rs.m, path, tests, f, p, row)
 }
 
