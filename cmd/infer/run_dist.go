@@ -110,25 +110,7 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 	defer ln.Close()
 	hello.DataPort = ln.Port()
 	ratios, _ := parseRatios(mf.gpu.ts)
-	rs.g, err = dist.Join(ctx, cfg, hello, func(hs []dist.Hello) ([]byte, []byte, error) {
-		devs := make([]model.RankDevice, len(hs))
-		for i, h := range hs {
-			devs[i] = model.RankDevice{Name: h.Device, Free: h.Free}
-		}
-		po := mopts
-		po.Split = model.SplitOptions{Ratios: ratios}
-		p, err := model.PlanRanks(path, po, devs)
-		if err != nil {
-			return nil, nil, err
-		}
-		b, err := model.MarshalPlan(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		blob, err := ncclID(df.transport, hs)
-		return b, blob, err
-	})
-	if err != nil {
+	if rs.g, err = dist.Join(ctx, cfg, hello, planRanks(path, mopts, ratios, df.transport)); err != nil {
 		return nil, err
 	}
 	rs.watch(cfg.Rank)
@@ -147,6 +129,28 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 		return nil, fail(err)
 	}
 	return rs, nil
+}
+
+// planRanks is rank 0's setup of the group: the plan of the model at path over every
+// rank's device (weighted by ratios, when given) and the NCCL id, when transport allows.
+func planRanks(path string, mopts model.Options, ratios []float64, transport string) dist.SetupFunc {
+	return func(hs []dist.Hello) ([]byte, []byte, error) {
+		devs := make([]model.RankDevice, len(hs))
+		for i, h := range hs {
+			devs[i] = model.RankDevice{Name: h.Device, Free: h.Free}
+		}
+		mopts.Split = model.SplitOptions{Ratios: ratios}
+		p, err := model.PlanRanks(path, mopts, devs)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := model.MarshalPlan(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		blob, err := ncclID(transport, hs)
+		return b, blob, err
+	}
 }
 
 // ncclID is rank 0's choice of transport: an NCCL unique id when every rank can use
