@@ -304,9 +304,7 @@ func missing(peers []*peer) []int {
 
 // readHello reads a joining rank's Hello.
 func readHello(conn net.Conn, deadline time.Time) (Hello, error) {
-	conn.SetReadDeadline(deadline)
-	defer conn.SetReadDeadline(time.Time{})
-	kind, payload, err := readFrame(conn)
+	kind, payload, err := readFrameBy(conn, deadline)
 	if err != nil {
 		return Hello{}, err
 	}
@@ -343,24 +341,11 @@ func (g *Group) dial(ctx context.Context, hello Hello) error {
 	deadline := time.Now().Add(c.ConnectTimeout)
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	var conn net.Conn
-	var lastErr error
-	for conn == nil {
-		var d net.Dialer
-		cn, err := d.DialContext(dctx, "tcp", c.Addr)
-		if err == nil {
-			conn = cn
-			break
-		}
-		lastErr = err
-		select {
-		case <-dctx.Done():
-			if ctx.Err() != nil {
-				return fmt.Errorf("dist: rank %d: interrupted while dialing the coordinator: %w", c.Rank, context.Cause(ctx))
-			}
-			return fmt.Errorf("dist: rank %d: could not reach the coordinator at %s within %v: %v", c.Rank, c.Addr, c.ConnectTimeout, lastErr)
-		case <-time.After(100 * time.Millisecond):
-		}
+	conn, err := dialUntil(dctx, c.Addr)
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("dist: rank %d: interrupted while dialing the coordinator: %w", c.Rank, context.Cause(ctx))
+	} else if err != nil {
+		return fmt.Errorf("dist: rank %d: could not reach the coordinator at %s within %v: %v", c.Rank, c.Addr, c.ConnectTimeout, err)
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
@@ -372,9 +357,7 @@ func (g *Group) dial(ctx context.Context, hello Hello) error {
 	}
 	// Rank 0 answers once every rank has joined, or aborts at its own deadline; wait a
 	// little longer than that.
-	conn.SetReadDeadline(deadline.Add(c.ConnectTimeout))
-	kind, payload, err := readFrame(conn)
-	conn.SetReadDeadline(time.Time{})
+	kind, payload, err := readFrameBy(conn, deadline.Add(c.ConnectTimeout))
 	switch {
 	case err != nil && ctx.Err() != nil:
 		err = fmt.Errorf("dist: rank %d: interrupted while waiting for the coordinator: %w", c.Rank, context.Cause(ctx))
@@ -393,6 +376,30 @@ func (g *Group) dial(ctx context.Context, hello Hello) error {
 	}
 	g.peers = []*peer{p}
 	return nil
+}
+
+// dialUntil dials addr every 100 ms until it answers or ctx ends; the error is the
+// last dial's.
+func dialUntil(ctx context.Context, addr string) (net.Conn, error) {
+	var d net.Dialer
+	for {
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return conn, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// readFrameBy reads one frame from conn, failing at deadline, and clears the deadline.
+func readFrameBy(conn net.Conn, deadline time.Time) (kind byte, payload []byte, err error) {
+	conn.SetReadDeadline(deadline)
+	defer conn.SetReadDeadline(time.Time{})
+	return readFrame(conn)
 }
 
 // lost is how long a silent peer is given before it counts as lost.
@@ -492,8 +499,7 @@ func (g *Group) abortAll(text string, closeConns bool) {
 	for _, p := range g.peers {
 		if p != nil {
 			wg.Go(func() {
-				p.conn.SetWriteDeadline(time.Now().Add(time.Second))
-				p.send(frameAbort, []byte(text))
+				p.sendBy(frameAbort, []byte(text), time.Now().Add(time.Second))
 				if closeConns {
 					p.conn.Close()
 				}
@@ -671,8 +677,13 @@ func (g *Group) beat(p *peer) {
 // send writes one frame to p; a peer that stops reading for longer than the lost
 // interval (per megabyte-ish of payload) fails the write.
 func (p *peer) send(kind byte, payload []byte) error {
+	return p.sendBy(kind, payload, time.Now().Add(p.lost+time.Duration(len(payload)/(10<<20))*time.Second))
+}
+
+// sendBy writes one frame to p, failing at deadline.
+func (p *peer) sendBy(kind byte, payload []byte, deadline time.Time) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
-	p.conn.SetWriteDeadline(time.Now().Add(p.lost + time.Duration(len(payload)/(10<<20))*time.Second))
+	p.conn.SetWriteDeadline(deadline)
 	return writeFrame(p.conn, kind, payload)
 }

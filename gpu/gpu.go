@@ -72,16 +72,11 @@ type Model struct {
 func Load(ctx context.Context, path string, opts Options) (*Model, error) {
 	m := &Model{}
 	mo := opts.Model
-	mo.Device, mo.Devices, mo.Split.Plan = nil, nil, nil
-	for _, o := range opts.Ordinals {
-		d, err := cuda.OpenWith(o, opts.Device)
-		if err != nil {
-			return nil, errors.Join(fmt.Errorf("gpu: open CUDA device %d: %w", o, err), m.Close())
-		}
-		m.devs = append(m.devs, d)
-		mo.Devices = append(mo.Devices, d)
-	}
+	mo.Device, mo.Split.Plan = nil, nil
 	var err error
+	if m.devs, mo.Devices, err = open(opts.Ordinals, opts.Device); err != nil {
+		return nil, err
+	}
 	if m.Model, err = model.LoadContext(ctx, path, mo); err != nil {
 		return nil, errors.Join(fmt.Errorf("gpu: %w", err), m.Close())
 	}
@@ -122,9 +117,7 @@ func (m *Model) Close() error {
 	if m.peers != nil {
 		errs = append(errs, m.peers.Close())
 	}
-	for _, d := range m.devs {
-		errs = append(errs, d.Close())
-	}
+	errs = append(errs, closeDevices(m.devs))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("gpu: close: %w", err)
 	}
@@ -135,27 +128,45 @@ func (m *Model) Close() error {
 // opens the devices for their free memory, plans, and closes them.
 func PlanFor(path string, opts Options) (p *split.Plan, err error) {
 	mo := opts.Model
-	mo.Device, mo.Devices, mo.Split.Plan = nil, nil, nil
-	var devs []*cuda.Device
+	mo.Device, mo.Split.Plan = nil, nil
+	devs, bds, err := open(opts.Ordinals, opts.Device)
+	if err != nil {
+		return nil, err
+	}
+	mo.Devices = bds
 	defer func() {
-		for _, d := range devs {
-			if cerr := d.Close(); cerr != nil {
-				p, err = nil, errors.Join(err, fmt.Errorf("gpu: %w", cerr))
-			}
+		if cerr := closeDevices(devs); cerr != nil {
+			p, err = nil, errors.Join(err, fmt.Errorf("gpu: %w", cerr))
 		}
 	}()
-	for _, o := range opts.Ordinals {
-		d, err := cuda.OpenWith(o, opts.Device)
-		if err != nil {
-			return nil, fmt.Errorf("gpu: open CUDA device %d: %w", o, err)
-		}
-		devs = append(devs, d)
-		mo.Devices = append(mo.Devices, backend.Device(d))
-	}
 	if p, err = model.PlanFor(path, mo); err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
 	return p, nil
+}
+
+// open opens a device per ordinal with o, returning them also as backend.Devices (nil
+// for none); on a failure it closes those it opened.
+func open(ordinals []int, o cuda.Options) ([]*cuda.Device, []backend.Device, error) {
+	var devs []*cuda.Device
+	var bds []backend.Device
+	for _, ord := range ordinals {
+		d, err := cuda.OpenWith(ord, o)
+		if err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("gpu: open CUDA device %d: %w", ord, err), closeDevices(devs))
+		}
+		devs, bds = append(devs, d), append(bds, d)
+	}
+	return devs, bds, nil
+}
+
+// closeDevices closes every device and returns every failure.
+func closeDevices(devs []*cuda.Device) error {
+	var errs []error
+	for _, d := range devs {
+		errs = append(errs, d.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // All returns the ordinal of every CUDA device, or an error wrapping cuda.ErrNoDriver

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/infergo/infer/backend/nccl"
 	"github.com/infergo/infer/bench"
@@ -26,33 +25,14 @@ func benchRank(ctx context.Context, cfg dist.Config, path string, opts model.Opt
 		return rs.serve(ctx)
 	}
 	defer func() { rs.finish(err) }()
-	info, err := bench.Describe(path)
-	if err != nil {
-		return err
-	}
-	s, err := rs.m.NewSession()
-	if err != nil {
-		return fmt.Errorf("bench: %w", err)
-	}
-	defer s.Close()
 	backendName := "CPU"
 	if rs.gpu != nil {
 		backendName = "CUDA"
 	}
 	backendName += fmt.Sprintf(" x%d %s", cfg.World, transportName(rs.t))
-	in := bench.Input{NVocab: info.NVocab, BOS: info.BOS, Seed: 1}
-	for _, t := range tests {
-		res, err := bench.Run(ctx, s, t, in, f.reps, !f.noWarmup)
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		row := bench.Row{Model: info, Backend: backendName, Threads: opts.Threads, NGL: f.gpu.ngl, SplitMode: f.gpu.sm,
-			TensorSplit: f.gpu.ts, Batch: opts.BatchSize, Result: res, Time: time.Now()}
-		if err := p.Row(row); err != nil {
-			return err
-		}
-	}
-	return nil
+	row := bench.Row{Backend: backendName, Threads: opts.Threads, NGL: f.gpu.ngl, SplitMode: f.gpu.sm,
+		TensorSplit: f.gpu.ts, Batch: opts.BatchSize, UBatch: f.ubatch()}
+	return benchTests(ctx, rs.m, path, tests, f, p, row)
 }
 
 // transportName is "nccl" or "tcp", for tables and logs.

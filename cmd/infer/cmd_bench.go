@@ -50,9 +50,11 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return usageError{err}
 	}
-	if cfg, ok, err := f.dist.resolve(os.Getenv); err != nil {
+	cfg, ranked, err := f.dist.resolve(os.Getenv)
+	if err != nil {
 		return err
-	} else if ok && cfg.Rank != 0 {
+	}
+	if ranked && cfg.Rank != 0 {
 		stdout = io.Discard // rank 0 prints the table
 	}
 	kv, err := kvType("-ctk", f.ctk)
@@ -74,7 +76,12 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, path := range f.models {
 		for _, t := range f.threads {
 			opts := model.Options{Threads: t, BatchSize: f.batch, MicroBatch: f.gpu.ub, KVType: kv, ContextSize: contextFor(tests), Wire: f.gpu.wire}
-			if err := benchModel(ctx, path, opts, tests, f, p); err != nil {
+			if ranked { // one rank of several (bench_dist.go)
+				err = benchRank(ctx, cfg, path, opts, tests, f, p)
+			} else {
+				err = benchModel(ctx, path, opts, tests, f, p)
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -84,9 +91,6 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // benchModel loads one model with opts and runs every test on it, printing each row.
 func benchModel(ctx context.Context, path string, opts model.Options, tests []bench.Test, f *benchFlags, p bench.Printer) error {
-	if cfg, ok, _ := f.dist.resolve(os.Getenv); ok {
-		return benchRank(ctx, cfg, path, opts, tests, f, p)
-	}
 	m, err := f.gpu.load(ctx, path, opts)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -96,6 +100,14 @@ func benchModel(ctx context.Context, path string, opts model.Options, tests []be
 	if len(m.Devices()) > 0 {
 		backendName, level = "CUDA", ""
 	}
+	row := bench.Row{Backend: backendName, CPULevel: level, Threads: opts.Threads, NGL: f.gpu.ngl,
+		SplitMode: f.gpu.sm, TensorSplit: f.gpu.ts, Batch: f.batch, UBatch: f.ubatch()}
+	return benchTests(ctx, m.Model, path, tests, f, p, row)
+}
+
+// benchTests runs every test on one session of m (the model at path), printing row
+// with the model's description, the test's result and the time filled in.
+func benchTests(ctx context.Context, m *model.Model, path string, tests []bench.Test, f *benchFlags, p bench.Printer, row bench.Row) error {
 	info, err := bench.Describe(path)
 	if err != nil {
 		return err
@@ -111,8 +123,7 @@ func benchModel(ctx context.Context, path string, opts model.Options, tests []be
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
-		row := bench.Row{Model: info, Backend: backendName, CPULevel: level, Threads: opts.Threads, NGL: f.gpu.ngl,
-			SplitMode: f.gpu.sm, TensorSplit: f.gpu.ts, Batch: f.batch, UBatch: f.ubatch(), Result: res, Time: time.Now()}
+		row.Model, row.Result, row.Time = info, res, time.Now()
 		if err := p.Row(row); err != nil {
 			return err
 		}

@@ -153,12 +153,9 @@ func (pc *perplexityCmd) tokenize() <-chan tokenized {
 // readTokens reads text and tokenizes it with the vocabulary of the GGUF file at
 // modelPath.
 func readTokens(modelPath, text string) ([]int32, int, error) {
-	b, err := os.ReadFile(text)
+	b, err := readText("perplexity", text)
 	if err != nil {
-		return nil, 0, fmt.Errorf("perplexity: %w", err)
-	}
-	if len(b) == 0 {
-		return nil, 0, fmt.Errorf("perplexity: -f %s: the file is empty, there is nothing to score", text)
+		return nil, 0, err
 	}
 	f, err := gguf.Open(modelPath)
 	if err != nil {
@@ -169,7 +166,7 @@ func readTokens(modelPath, text string) ([]int32, int, error) {
 	if err != nil {
 		return nil, len(b), fmt.Errorf("perplexity: %s: %w", modelPath, err)
 	}
-	return tok.EncodeParallel(string(b), true, runtime.GOMAXPROCS(0)), len(b), nil
+	return tok.EncodeParallel(b, true, runtime.GOMAXPROCS(0)), len(b), nil
 }
 
 // load opens the GPUs the flags ask for and loads the model with mopts (or returns the

@@ -103,7 +103,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer closeModel(gm, mopts.Logf)
-	m := gm.Model
+	return f.generate(ctx, gm.Model, stdout, stderr)
+}
+
+// generate continues the prompt with m as the flags ask: the sampler and seed (a
+// random one when negative), printed as JSON or streamed.
+func (f *runFlags) generate(ctx context.Context, m *model.Model, stdout, stderr io.Writer) error {
 	gopts := model.GenerateOptions{NPredict: max(f.nPredict, 0), Sampler: f.sampler}
 	gopts.Sampler.Seed = uint64(f.seed)
 	if f.seed < 0 {

@@ -21,18 +21,16 @@ func (g *gpuFlags) placement(opts model.Options) (gpu.Options, error) {
 	if err := g.check(); err != nil {
 		return o, err
 	}
-	n, err := cuda.Count()
+	all, err := gpu.All()
 	if err != nil {
 		return o, fmt.Errorf("-ngl %d: needs CUDA devices: %w", g.ngl, err)
 	}
 	ordinals, _ := parseOrdinals(g.device)
 	if ordinals == nil {
-		for i := range n {
-			ordinals = append(ordinals, i)
-		}
+		ordinals = all
 	}
 	for _, d := range ordinals {
-		if d >= n {
+		if n := len(all); d >= n {
 			return o, usageError{fmt.Errorf("--device %d: this machine has %d CUDA devices", d, n)}
 		}
 	}

@@ -203,7 +203,7 @@ func TestBenchTwoRanks(t *testing.T) {
 	var wg sync.WaitGroup
 	for r := range 2 {
 		wg.Go(func() {
-			errs[r] = run(context.Background(), []string{"bench", "-m", path, "-p", "32", "-n", "8", "-r", "1", "-t", "1",
+			errs[r] = run(context.Background(), []string{"bench", "-m", path, "-p", "32", "-n", "8", "-r", "1", "-t", "1", "-ub", "16",
 				"--world", "2", "--rank", strconv.Itoa(r), "--coordinator", addr}, &outs[r], io.Discard)
 		})
 	}
@@ -213,7 +213,8 @@ func TestBenchTwoRanks(t *testing.T) {
 			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
-	if got := outs[0].String(); strings.Count(got, "CPU x2 tcp") != 2 || !strings.Contains(got, "pp32") || !strings.Contains(got, "tg8") {
+	if got := outs[0].String(); strings.Count(got, "CPU x2 tcp") != 2 || strings.Count(got, "| n_ubatch |") != 1 ||
+		strings.Count(got, "|       16 |") != 2 || !strings.Contains(got, "pp32") || !strings.Contains(got, "tg8") {
 		t.Errorf("rank 0 printed\n%s", got)
 	}
 	if outs[1].Len() != 0 {

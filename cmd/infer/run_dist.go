@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"runtime"
 	"sync"
@@ -111,25 +110,7 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 	defer ln.Close()
 	hello.DataPort = ln.Port()
 	ratios, _ := parseRatios(mf.gpu.ts)
-	rs.g, err = dist.Join(ctx, cfg, hello, func(hs []dist.Hello) ([]byte, []byte, error) {
-		devs := make([]model.RankDevice, len(hs))
-		for i, h := range hs {
-			devs[i] = model.RankDevice{Name: h.Device, Free: h.Free}
-		}
-		po := mopts
-		po.Split = model.SplitOptions{Ratios: ratios}
-		p, err := model.PlanRanks(path, po, devs)
-		if err != nil {
-			return nil, nil, err
-		}
-		b, err := model.MarshalPlan(p)
-		if err != nil {
-			return nil, nil, err
-		}
-		blob, err := ncclID(df.transport, hs)
-		return b, blob, err
-	})
-	if err != nil {
+	if rs.g, err = dist.Join(ctx, cfg, hello, planRanks(path, mopts, ratios, df.transport)); err != nil {
 		return nil, err
 	}
 	rs.watch(cfg.Rank)
@@ -148,6 +129,28 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 		return nil, fail(err)
 	}
 	return rs, nil
+}
+
+// planRanks is rank 0's setup of the group: the plan of the model at path over every
+// rank's device (weighted by ratios, when given) and the NCCL id, when transport allows.
+func planRanks(path string, mopts model.Options, ratios []float64, transport string) dist.SetupFunc {
+	return func(hs []dist.Hello) ([]byte, []byte, error) {
+		devs := make([]model.RankDevice, len(hs))
+		for i, h := range hs {
+			devs[i] = model.RankDevice{Name: h.Device, Free: h.Free}
+		}
+		mopts.Split = model.SplitOptions{Ratios: ratios}
+		p, err := model.PlanRanks(path, mopts, devs)
+		if err != nil {
+			return nil, nil, err
+		}
+		b, err := model.MarshalPlan(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		blob, err := ncclID(transport, hs)
+		return b, blob, err
+	}
 }
 
 // ncclID is rank 0's choice of transport: an NCCL unique id when every rank can use
@@ -293,13 +296,5 @@ func runRank(ctx context.Context, f *runFlags, cfg dist.Config, stdout, stderr i
 		_, err := io.WriteString(stdout, rs.m.Plan().String())
 		return rs.finish(err)
 	}
-	gopts := model.GenerateOptions{NPredict: max(f.nPredict, 0), Sampler: f.sampler}
-	gopts.Sampler.Seed = uint64(f.seed)
-	if f.seed < 0 {
-		gopts.Sampler.Seed = rand.Uint64()
-	}
-	if f.json {
-		return rs.finish(runToJSON(ctx, rs.m, f.prompt, gopts, stdout))
-	}
-	return rs.finish(runStreaming(ctx, rs.m, f.prompt, gopts, stdout, stderr))
+	return rs.finish(f.generate(ctx, rs.m, stdout, stderr))
 }
