@@ -32,9 +32,10 @@ test: test-levels test-arm64
 
 # test-levels: the whole suite at the machine's level, then the kernel packages and the
 # model's conformance tests with the level capped at AVX2 (amd64 only) and at portable.
+# ./... leaves out folders named testdata, so internal/testdata is named on its own.
 test-levels:
-	$(GO) vet ./...
-	$(GO) test -timeout 20m ./...
+	$(GO) vet ./... ./internal/testdata
+	$(GO) test -timeout 20m ./... ./internal/testdata
 	$(if $(filter amd64,$(shell $(GO) env GOARCH)),$(GO) test -timeout 20m -tags infer_avx2 $(LEVEL_PKGS) && $(GO) test -timeout 20m -tags infer_avx2 -run '$(CONFORMANCE)' ./model)
 	$(GO) test -timeout 20m -tags infer_portable $(LEVEL_PKGS)
 	$(GO) test -timeout 20m -tags infer_portable -run '$(CONFORMANCE)' ./model
