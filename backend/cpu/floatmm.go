@@ -63,17 +63,7 @@ func roundF16Bytes(dst []byte, src []float32) { roundF16Row(tensor.Float32s(dst)
 
 // goTile returns the Go tile form of mulMatDot's dot for F32 and F16 weights.
 func goTile(wt tensor.DType, sgemm bool) tileFunc {
-	switch {
-	case wt == tensor.F32 && sgemm:
-		return sgemmTileF32Go
-	case wt == tensor.F32:
-		return vecDotTileF32Go
-	case wt == tensor.F16 && sgemm:
-		return sgemmTileF16Go
-	case wt == tensor.F16:
-		return vecDotTileF16Go
-	}
-	return nil
+	return pickTile(wt, sgemm, sgemmTileF32Go, vecDotTileF32Go, sgemmTileF16Go, vecDotTileF16Go)
 }
 
 // sgemmTileF32Go is sgemmF32Go over a tile (n a multiple of 16).
