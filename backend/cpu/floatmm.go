@@ -261,7 +261,6 @@ func reduce64(a *[4 * lanes]float32) float32 {
 func f32Row(b []byte, off, n int) []float32 { return tensor.Float32s(b[off:])[:n] }
 func f16Row(b []byte, off, n int) []uint16  { return uint16s(b[off:])[:n] }
 
-// f32At and f16At point at byte off of b, which checkTile has bounded (the assembly
-// tiles' row pointers).
+// f32At points at byte off of b, which checkTile has bounded (the assembly tiles'
+// activation row pointers).
 func f32At(b []byte, off int) *float32 { return (*float32)(unsafe.Pointer(&b[off])) }
-func f16At(b []byte, off int) *uint16  { return (*uint16)(unsafe.Pointer(&b[off])) }
