@@ -1,7 +1,5 @@
 package tensor
 
-import "math"
-
 // The AVX2 (no AVX-512) Q4_0 kernels of avx2_q4_0_amd64.s: the repacked order of
 // dotQ4_0RepackGo, eight weight rows at a time.
 
@@ -17,16 +15,6 @@ func q8XRowAVX2(x *byte, nb int, tab *uint32)
 //go:noescape
 func q40RepackR8X1(w *byte, wstride int, x *byte, tab *uint32, nb int, dst *[8]float32)
 
-// sumI8x32 is the sum of 32 int8 values, by SWAR on the values biased to unsigned.
-func sumI8x32(b *[32]byte) int32 {
-	var s uint64
-	for k := 0; k < 32; k += 8 {
-		v := le64(b[k:]) ^ swarBias
-		s += v&swarLo16 + (v>>8)&swarLo16 // four 16-bit lanes, each ≤ 4·2·255
-	}
-	return int32((s*swarSum4)>>48) - 32*128
-}
-
 // q8XTable fills tab with the per-block values of mx Q8_0 activation rows the 8-row
 // kernels read: per group of four rows g and block b, at tab[(g·nb+b)·8:], 8·Σx of
 // rows 4g..4g+3, then their dx as float32 bits (rows past mx get zeros).
@@ -36,20 +24,6 @@ func q8XTable(tab []uint32, nb int, x []byte, xStride, mx int) {
 		g, j := i/4, i%4
 		_, _ = x[i*xStride+nb*q8_0Bytes-1], tab[(g*nb+nb-1)*8+4+j]
 		q8XRowAVX2(&x[i*xStride], nb, &tab[g*nb*8+j])
-	}
-}
-
-// q8XTableGo is q8XTable in Go, the reference its tests compare with.
-func q8XTableGo(tab []uint32, nb int, x []byte, xStride, mx int) {
-	clear(tab)
-	for i := range mx {
-		g, j := i/4, i%4
-		for b := range nb {
-			xb := (*[q8_0Bytes]byte)(x[i*xStride+b*q8_0Bytes:])
-			t := (*[8]uint32)(tab[(g*nb+b)*8:])
-			t[j] = uint32(8 * sumI8x32((*[32]byte)(xb[2:])))
-			t[4+j] = math.Float32bits(halfAt(xb[:]))
-		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -46,5 +47,29 @@ func TestQ8XTable(t *testing.T) {
 				t.Fatalf("q8XTable = %v, Go %v", got, want)
 			}
 		})
+	}
+}
+
+// sumI8x32 is the sum of 32 int8 values, by SWAR on the values biased to unsigned.
+func sumI8x32(b *[32]byte) int32 {
+	var s uint64
+	for k := 0; k < 32; k += 8 {
+		v := le64(b[k:]) ^ swarBias
+		s += v&swarLo16 + (v>>8)&swarLo16 // four 16-bit lanes, each ≤ 4·2·255
+	}
+	return int32((s*swarSum4)>>48) - 32*128
+}
+
+// q8XTableGo is q8XTable in Go, the reference its tests compare with.
+func q8XTableGo(tab []uint32, nb int, x []byte, xStride, mx int) {
+	clear(tab)
+	for i := range mx {
+		g, j := i/4, i%4
+		for b := range nb {
+			xb := (*[q8_0Bytes]byte)(x[i*xStride+b*q8_0Bytes:])
+			t := (*[8]uint32)(tab[(g*nb+b)*8:])
+			t[j] = uint32(8 * sumI8x32((*[32]byte)(xb[2:])))
+			t[4+j] = math.Float32bits(halfAt(xb[:]))
+		}
 	}
 }

@@ -148,24 +148,5 @@ func dotQ4_1x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx 
 
 // dotQ8_0x86TileAVX2 is the tile form of dotQ8_0x86Go with the lane kernels.
 func dotQ8_0x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	nb := n / QK
-	if tileChecks(w, wStride, mw, nb*q8_0Bytes, x, xStride, mx, nb*q8_0Bytes, dst, dstStride) {
-		return
-	}
-	s := tileScratchPool.Get().(*tileScratch)
-	defer tileScratchPool.Put(s)
-	ps := nb * q80XPrepBytes
-	s.w = growBytes(s.w, mx*ps)
-	for i := range mx {
-		q80XPrep(&x[i*xStride], nb, &s.w[i*ps])
-	}
-	xp := s.w
-	tileLanes(laneKernels{
-		x4: func(wp *byte, ws, i int, acc *[8][8]float32, _ *[8]float32) {
-			q80LanesR2X4(wp, ws, &xp[i*ps], ps, nb, acc)
-		},
-		x1: func(wp *byte, ws, i int, acc *[4][8]float32, _ *[4]float32) {
-			q80LanesR4X1(wp, ws, &xp[i*ps], nb, acc)
-		},
-	}, nb*q8_0Bytes, w, wStride, mw, mx, dst, dstStride, s)
+	q8LanesTile(nil, q8_0Bytes, false, nil, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

@@ -39,92 +39,30 @@ func avx2Tile(wt tensor.DType, sgemm bool) tileFunc {
 	if !useAVX2 {
 		return nil
 	}
-	switch {
-	case wt == tensor.F32 && sgemm:
-		return sgemmTileF32AVX2
-	case wt == tensor.F32:
-		return vecDotTileF32AVX2
-	case wt == tensor.F16 && sgemm:
-		return sgemmTileF16AVX2
-	case wt == tensor.F16:
-		return vecDotTileF16AVX2
-	}
-	return nil
+	return pickTile(wt, sgemm, sgemmTileF32AVX2, vecDotTileF32AVX2, sgemmTileF16AVX2, vecDotTileF16AVX2)
 }
 
 // sgemmTileF32AVX2 sets dst[i·dstStride+o] = sgemmF32(w row o, x row i) for o < mw,
 // i < mx, by 2×2 tiles.
 func sgemmTileF32AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if mw <= 0 || mx <= 0 {
-		return
-	}
-	checkTile(n*4, n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
-	nb := n / lanes
-	o := 0
-	for ; o+2 <= mw; o += 2 {
-		if mx >= 2 {
-			sgemm2x2F32AVX2(f32At(w, o*wStride), wStride, f32At(x, 0), xStride, mx/2, nb, &dst[o], 4*dstStride)
-		}
-		if mx%2 == 1 {
-			i := mx - 1
-			dst[i*dstStride+o] = sgemmF32BlocksAVX2(f32At(w, o*wStride), f32At(x, i*xStride), nb)
-			dst[i*dstStride+o+1] = sgemmF32BlocksAVX2(f32At(w, (o+1)*wStride), f32At(x, i*xStride), nb)
-		}
-	}
-	if o < mw {
-		for i := range mx {
-			dst[i*dstStride+o] = sgemmF32BlocksAVX2(f32At(w, o*wStride), f32At(x, i*xStride), nb)
-		}
-	}
+	sgemmTile2x2(sgemm2x2F32AVX2, sgemmF32BlocksAVX2, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // sgemmTileF16AVX2 is sgemmTileF32AVX2 over F16 weight rows and activation rows of F16
 // values widened to float32 (sgemmF16; f16WideX).
 func sgemmTileF16AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if mw <= 0 || mx <= 0 {
-		return
-	}
-	checkTile(n*2, n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
-	nb := n / lanes
-	o := 0
-	for ; o+2 <= mw; o += 2 {
-		if mx >= 2 {
-			sgemm2x2F16AVX2(f16At(w, o*wStride), wStride, f32At(x, 0), xStride, mx/2, nb, &dst[o], 4*dstStride)
-		}
-		if mx%2 == 1 {
-			i := mx - 1
-			dst[i*dstStride+o] = sgemmF16F32BlocksAVX2(f16At(w, o*wStride), f32At(x, i*xStride), nb)
-			dst[i*dstStride+o+1] = sgemmF16F32BlocksAVX2(f16At(w, (o+1)*wStride), f32At(x, i*xStride), nb)
-		}
-	}
-	if o < mw {
-		for i := range mx {
-			dst[i*dstStride+o] = sgemmF16F32BlocksAVX2(f16At(w, o*wStride), f32At(x, i*xStride), nb)
-		}
-	}
+	sgemmTile2x2(sgemm2x2F16AVX2, sgemmF16F32BlocksAVX2, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // vecDotTileF32AVX2 sets dst[i·dstStride+o] = vecDotF32(w row o, x row i, n).
 func vecDotTileF32AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if mw <= 0 || mx <= 0 {
-		return
-	}
-	checkTile(n*4, n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
-	for i := range mx {
-		vecDotF32RowsAVX2(f32At(w, 0), wStride, f32At(x, i*xStride), n, mw, &dst[i*dstStride])
-	}
+	vecDotTileRows(vecDotF32RowsAVX2, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // vecDotTileF16AVX2 sets dst[i·dstStride+o] = vecDotF16(w row o, x row i) over n
 // elements, x holding F16 values widened to float32 (f16WideX).
 func vecDotTileF16AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if mw <= 0 || mx <= 0 {
-		return
-	}
-	checkTile(n*2, n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
-	for i := range mx {
-		vecDotF16F32RowsAVX2(f16At(w, 0), wStride, f32At(x, i*xStride), n, mw, &dst[i*dstStride])
-	}
+	vecDotTileRows(vecDotF16F32RowsAVX2, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 //go:noescape

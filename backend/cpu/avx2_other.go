@@ -40,10 +40,6 @@ func f32ToF16RowAVX2(dst *uint16, src *float32, n8 int) bool { panic("cpu: no AV
 
 func roundF16RowAVX2(dst, src *float32, n8 int) bool { panic("cpu: no AVX2 kernels") }
 
-func scoresF16SeqAVX2(k *uint16, ks int, q *float32, hd, nkeys int, scale float32, s *float32) {
-	panic("cpu: no AVX2 kernels")
-}
-
 func fmaRowF16AVX2(acc *float32, v *uint16, p float32, n int) { panic("cpu: no AVX2 kernels") }
 
 func scores8F16AVX2(k *uint16, idx *[8]int32, q *float32, hd int, scale float32, s *float32) {

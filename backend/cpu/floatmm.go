@@ -63,82 +63,33 @@ func roundF16Bytes(dst []byte, src []float32) { roundF16Row(tensor.Float32s(dst)
 
 // goTile returns the Go tile form of mulMatDot's dot for F32 and F16 weights.
 func goTile(wt tensor.DType, sgemm bool) tileFunc {
-	switch {
-	case wt == tensor.F32 && sgemm:
-		return sgemmTileF32Go
-	case wt == tensor.F32:
-		return vecDotTileF32Go
-	case wt == tensor.F16 && sgemm:
-		return sgemmTileF16Go
-	case wt == tensor.F16:
-		return vecDotTileF16Go
-	}
-	return nil
+	return pickTile(wt, sgemm, sgemmTileF32Go, vecDotTileF32Go, sgemmTileF16Go, vecDotTileF16Go)
 }
 
 // sgemmTileF32Go is sgemmF32Go over a tile (n a multiple of 16).
 func sgemmTileF32Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if mw <= 0 || mx <= 0 {
-		return
-	}
-	checkTile(4*n, 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-	var c [4][2][lanes]float32
-	o := 0
-	for ; o+4 <= mw; o += 4 {
-		w0, w1, w2, w3 := f32Row(w, o*wStride, n), f32Row(w, (o+1)*wStride, n), f32Row(w, (o+2)*wStride, n), f32Row(w, (o+3)*wStride, n)
-		i := 0
-		for ; i+2 <= mx; i += 2 {
-			x0, x1 := f32Row(x, i*xStride, n), f32Row(x, (i+1)*xStride, n)
-			x1 = x1[:len(x0)]
-			for l := range lanes {
-				var a00, a01, a10, a11, a20, a21, a30, a31 float64
-				for k := l; k < len(x0); k += lanes {
-					xa, xb := float64(x0[k]), float64(x1[k])
-					wa, wb, wc, wd := float64(w0[k]), float64(w1[k]), float64(w2[k]), float64(w3[k])
-					a00 = float64(float32(wa*xa + a00))
-					a01 = float64(float32(wa*xb + a01))
-					a10 = float64(float32(wb*xa + a10))
-					a11 = float64(float32(wb*xb + a11))
-					a20 = float64(float32(wc*xa + a20))
-					a21 = float64(float32(wc*xb + a21))
-					a30 = float64(float32(wd*xa + a30))
-					a31 = float64(float32(wd*xb + a31))
-				}
-				c[0][0][l], c[0][1][l] = float32(a00), float32(a01)
-				c[1][0][l], c[1][1][l] = float32(a10), float32(a11)
-				c[2][0][l], c[2][1][l] = float32(a20), float32(a21)
-				c[3][0][l], c[3][1][l] = float32(a30), float32(a31)
-			}
-			for r := range 4 {
-				dst[i*dstStride+o+r] = reduce16(&c[r][0])
-				dst[(i+1)*dstStride+o+r] = reduce16(&c[r][1])
-			}
-		}
-		if i < mx {
-			x0 := f32Row(x, i*xStride, n)
-			for r, wr := range [4][]float32{w0, w1, w2, w3} {
-				dst[i*dstStride+o+r] = sgemmF32Go(wr, x0)
-			}
-		}
-	}
-	for ; o < mw; o++ {
-		for i := range mx {
-			dst[i*dstStride+o] = sgemmF32Go(f32Row(w, o*wStride, n), f32Row(x, i*xStride, n))
-		}
-	}
+	sgemmTileGo(f32Row, sgemmF32Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // sgemmTileF16Go is sgemmF16Go over a tile (n a multiple of 16), the activations F16
 // values widened to float32 (f16WideX).
 func sgemmTileF16Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	sgemmTileGo(f16Row, sgemmF16F32Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// sgemmTileGo is the Go sgemm tile over weight rows of float32 or F16 bits: row reads
+// a weight row, one is the single-output form for the edges (sgemmF32Go or
+// sgemmF16F32Go).
+func sgemmTileGo[W float32 | uint16](row func(b []byte, off, n int) []W, one func(a []W, b []float32) float32,
+	n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	if mw <= 0 || mx <= 0 {
 		return
 	}
-	checkTile(2*n, 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	checkTile(n*int(unsafe.Sizeof(W(0))), 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	var c [4][2][lanes]float32
 	o := 0
 	for ; o+4 <= mw; o += 4 {
-		w0, w1, w2, w3 := f16Row(w, o*wStride, n), f16Row(w, (o+1)*wStride, n), f16Row(w, (o+2)*wStride, n), f16Row(w, (o+3)*wStride, n)
+		w0, w1, w2, w3 := row(w, o*wStride, n), row(w, (o+1)*wStride, n), row(w, (o+2)*wStride, n), row(w, (o+3)*wStride, n)
 		i := 0
 		for ; i+2 <= mx; i += 2 {
 			x0, x1 := f32Row(x, i*xStride, n), f32Row(x, (i+1)*xStride, n)
@@ -147,7 +98,7 @@ func sgemmTileF16Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 				var a00, a01, a10, a11, a20, a21, a30, a31 float64
 				for k := l; k < len(x0); k += lanes {
 					xa, xb := float64(x0[k]), float64(x1[k])
-					wa, wb, wc, wd := float64(fromF16(w0[k])), float64(fromF16(w1[k])), float64(fromF16(w2[k])), float64(fromF16(w3[k]))
+					wa, wb, wc, wd := float64(widen32(w0[k])), float64(widen32(w1[k])), float64(widen32(w2[k])), float64(widen32(w3[k]))
 					a00 = float64(float32(wa*xa + a00))
 					a01 = float64(float32(wa*xb + a01))
 					a10 = float64(float32(wb*xa + a10))
@@ -169,16 +120,24 @@ func sgemmTileF16Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 		}
 		if i < mx {
 			x0 := f32Row(x, i*xStride, n)
-			for r, wr := range [4][]uint16{w0, w1, w2, w3} {
-				dst[i*dstStride+o+r] = sgemmF16F32Go(wr, x0)
+			for r, wr := range [4][]W{w0, w1, w2, w3} {
+				dst[i*dstStride+o+r] = one(wr, x0)
 			}
 		}
 	}
 	for ; o < mw; o++ {
 		for i := range mx {
-			dst[i*dstStride+o] = sgemmF16F32Go(f16Row(w, o*wStride, n), f32Row(x, i*xStride, n))
+			dst[i*dstStride+o] = one(row(w, o*wStride, n), f32Row(x, i*xStride, n))
 		}
 	}
+}
+
+// widen32 is v as a float32: itself, or the F16 value of its bits.
+func widen32[W float32 | uint16](v W) float32 {
+	if h, ok := any(v).(uint16); ok {
+		return fromF16(h)
+	}
+	return float32(v)
 }
 
 // sgemmF16F32Go is sgemmF16Go of an F16 row and a row of F16 values widened to float32.
@@ -302,7 +261,6 @@ func reduce64(a *[4 * lanes]float32) float32 {
 func f32Row(b []byte, off, n int) []float32 { return tensor.Float32s(b[off:])[:n] }
 func f16Row(b []byte, off, n int) []uint16  { return uint16s(b[off:])[:n] }
 
-// f32At and f16At point at byte off of b, which checkTile has bounded (the assembly
-// tiles' row pointers).
+// f32At points at byte off of b, which checkTile has bounded (the assembly tiles'
+// activation row pointers).
 func f32At(b []byte, off int) *float32 { return (*float32)(unsafe.Pointer(&b[off])) }
-func f16At(b []byte, off int) *uint16  { return (*uint16)(unsafe.Pointer(&b[off])) }

@@ -39,48 +39,19 @@ func sgemmF32Fast(a, b []float32) (float32, bool) {
 
 // neonTile returns the NEON tile form of mulMatDot's dot for F32 weights, or nil.
 func neonTile(wt tensor.DType, sgemm bool) tileFunc {
-	switch {
-	case !useNEON || wt != tensor.F32:
+	if !useNEON {
 		return nil
-	case sgemm:
-		return sgemmTileF32NEON
 	}
-	return vecDotTileF32NEON
+	return pickTile(wt, sgemm, sgemmTileF32NEON, vecDotTileF32NEON, nil, nil)
 }
 
 // sgemmTileF32NEON sets dst[i·dstStride+o] = sgemmF32(w row o, x row i) for o < mw,
 // i < mx, by 2×2 tiles.
 func sgemmTileF32NEON(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if mw <= 0 || mx <= 0 {
-		return
-	}
-	checkTile(n*4, n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
-	nb := n / lanes
-	o := 0
-	for ; o+2 <= mw; o += 2 {
-		if mx >= 2 {
-			sgemm2x2F32NEON(f32At(w, o*wStride), wStride, f32At(x, 0), xStride, mx/2, nb, &dst[o], 4*dstStride)
-		}
-		if mx%2 == 1 {
-			i := mx - 1
-			dst[i*dstStride+o] = sgemmF32BlocksNEON(f32At(w, o*wStride), f32At(x, i*xStride), nb)
-			dst[i*dstStride+o+1] = sgemmF32BlocksNEON(f32At(w, (o+1)*wStride), f32At(x, i*xStride), nb)
-		}
-	}
-	if o < mw {
-		for i := range mx {
-			dst[i*dstStride+o] = sgemmF32BlocksNEON(f32At(w, o*wStride), f32At(x, i*xStride), nb)
-		}
-	}
+	sgemmTile2x2(sgemm2x2F32NEON, sgemmF32BlocksNEON, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // vecDotTileF32NEON sets dst[i·dstStride+o] = vecDotF32(w row o, x row i, n).
 func vecDotTileF32NEON(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if mw <= 0 || mx <= 0 {
-		return
-	}
-	checkTile(n*4, n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
-	for i := range mx {
-		vecDotF32RowsNEON(f32At(w, 0), wStride, f32At(x, i*xStride), n, mw, &dst[i*dstStride])
-	}
+	vecDotTileRows(vecDotF32RowsNEON, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

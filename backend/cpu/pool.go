@@ -14,8 +14,8 @@ type task interface {
 	run(worker, lo, hi int)
 }
 
-// spinFor is how long an idle worker polls for its next job before parking, and how
-// long parallel polls for the last chunks before parking. A decode step runs dozens of
+// spinFor is how long an idle worker polls for its next job before parking (parallel
+// polls for the last chunks for waitSpin only). A decode step runs dozens of
 // small kernels a few microseconds apart; waking a parked goroutine costs several
 // microseconds each time, so, as ggml's threadpool and OpenMP do, the workers spin
 // briefly first.
@@ -59,7 +59,7 @@ type worker struct {
 // its chunks to the others instead of holding up the whole job.
 type pool struct {
 	n       int
-	workers []worker // workers[k] for goroutine k ≥ 1
+	workers []worker // workers[k] for goroutine k ≥ 1 (workers[0], the caller's, unused)
 
 	// The job: written by parallel before it publishes claim, read by a worker only
 	// after it has claimed one of the job's chunks (the job cannot end before that
@@ -113,10 +113,10 @@ func (p *pool) work(k int, e uint32) {
 	for {
 		v := p.claim.Load()
 		chunks, next := int(v>>16&0xffff), int(v&0xffff)
-		if uint32(v>>32) != e || next >= chunks || !p.claim.CompareAndSwap(v, v+1) {
-			if uint32(v>>32) != e || next >= chunks {
-				return
-			}
+		if uint32(v>>32) != e || next >= chunks {
+			return
+		}
+		if !p.claim.CompareAndSwap(v, v+1) {
 			continue // another worker took chunk next: try the one after
 		}
 		p.t.run(k, next*p.units/chunks, (next+1)*p.units/chunks)
