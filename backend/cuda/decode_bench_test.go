@@ -178,7 +178,9 @@ func BenchmarkDecodeLayer(b *testing.B) {
 	}
 	b.Run("Q4_0/ctx=4096/graph", func(b *testing.B) { benchDecodeLayer(b, tensor.Q4_0, 4096, true) })
 	b.Run("Q4_0/ctx=512/eager", func(b *testing.B) { benchDecodeLayer(b, tensor.Q4_0, 512, false) })
-	b.Run("Q4_0/ctx=512/graph/after-prefill", func(b *testing.B) { benchDecodeLayerAfter(b, tensor.Q4_0, 512, true, true) })
+	b.Run("Q4_0/ctx=512/graph/after-prefill", func(b *testing.B) { // a decode after its prompt
+		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) { prefill7B(b, d, tensor.Q4_0) })
+	})
 	// Where the after-prefill difference comes from: the side stream (noAhead), the time
 	// since the prefill (clocks), the prefill's weights (F16: no dequantization at all).
 	b.Run("Q4_0/ctx=512/graph/after-prefill-noAhead", func(b *testing.B) {
@@ -213,18 +215,7 @@ func BenchmarkDecodeLayer(b *testing.B) {
 }
 
 func benchDecodeLayer(b *testing.B, wt tensor.DType, ctx int, graphed bool) {
-	benchDecodeLayerAfter(b, wt, ctx, graphed, false)
-}
-
-// benchDecodeLayerAfter is benchDecodeLayer, after a 512-token prompt batch through the
-// same blocks when prefill is set (its scratch, side stream and events then exist, as
-// in a session that decodes after its prompt).
-func benchDecodeLayerAfter(b *testing.B, wt tensor.DType, ctx int, graphed, prefill bool) {
-	benchDecodeLayerSetup(b, wt, ctx, graphed, func(d *Device) {
-		if prefill {
-			prefill7B(b, d, wt)
-		}
-	})
+	benchDecodeLayerSetup(b, wt, ctx, graphed, func(*Device) {})
 }
 
 // prefill7B runs a 512-token prompt batch through 32 7B blocks of wt on d.
