@@ -296,14 +296,8 @@ func (rr *rankRun) exec(s *Session, tokens []int32, c command) ([]byte, error) {
 	}
 	rr.one[0] = seqIn{s: s, tokens: seq, logits: c.count}
 	l := sc.layout(rr.one[:])
+	ids, pos := sc.stageRows(rr.one[:], n) // positions from s.pos, which is c.pos here
 	rr.one[0] = seqIn{}
-	ids, pos := sc.staged[:4*n], sc.staged[4*n:8*n]
-	for i := range n {
-		if tokens != nil {
-			binary.LittleEndian.PutUint32(ids[4*i:], uint32(tokens[i]))
-		}
-		binary.LittleEndian.PutUint32(pos[4*i:], uint32(c.pos+i))
-	}
 	if k == 0 {
 		if err := st.dev.Upload(l.tokens, ids); err != nil {
 			return nil, err
