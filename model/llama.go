@@ -28,8 +28,8 @@ func (m *Model) forward(a, o []activations, keys []string) error {
 	for k := range m.stages {
 		st := &m.stages[k]
 		if k > 0 {
-			if st.Layers() == 0 && o[k].n == 0 {
-				break // an output-only stage with no logits wanted
+			if m.idle(k, o) {
+				break
 			}
 			// The hop: the previous stage's hidden state moves to this stage's device.
 			if err := m.hop(k, a); err != nil {
@@ -46,6 +46,12 @@ func (m *Model) forward(a, o []activations, keys []string) error {
 		m.stage(st.dev, k, &a[k], &o[k])
 	}
 	return nil
+}
+
+// idle reports whether stage k of the micro-batch whose output rows are o has nothing
+// to do: an output-only stage (no layers) with no logits wanted. forward stops there.
+func (m *Model) idle(k int, o []activations) bool {
+	return k > 0 && m.stages[k].Layers() == 0 && o[k].n == 0
 }
 
 // hop enqueues the move of micro-batch a's hidden state from stage k-1 to stage k. On

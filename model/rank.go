@@ -336,9 +336,9 @@ func (rr *rankRun) exec(s *Session, tokens []int32, c command) ([]byte, error) {
 // hidden state received from rank k-1 and sent to rank k+1; key, when not empty, names
 // the stage's decode recording.
 func (rr *rankRun) micro(m *Model, k int, a, o []activations, key string) error {
-	skipped := func(j int) bool { // as forward: an output-only stage with no logits wanted
+	skipped := func(j int) bool { // forward stops at the first idle stage
 		for i := 1; i <= j; i++ {
-			if m.stages[i].Layers() == 0 && o[i].n == 0 {
+			if m.idle(i, o) {
 				return true
 			}
 		}
