@@ -60,11 +60,7 @@ func (r *chunkRunner) writeBase(ctx context.Context, tokens []int32, path string
 	if err := w.commit(); err != nil {
 		return res, fmt.Errorf("kl-divergence base: %w", err)
 	}
-	res.MeanNLL = sc.sum / float64(res.Scored)
-	res.PPL = math.Exp(res.MeanNLL)
-	if v := sc.sum2/float64(res.Scored) - res.MeanNLL*res.MeanNLL; v > 0 {
-		res.Uncertainty = math.Sqrt(v/float64(res.Scored-1)) * res.PPL
-	}
+	sc.finish()
 	return res, nil
 }
 
