@@ -119,6 +119,18 @@ func newModelEvaluator(m *Model, c Chunking, ub int) (*modelEvaluator, error) {
 	return e, nil
 }
 
+// newChunkRunner returns a runner of chunking c over sessions of m, in micro-batches of
+// ub tokens (0 = passMicroBatch's choice), and the function that closes them. m has a
+// tokenizer (the callers check).
+func newChunkRunner(m *Model, c Chunking, ub int) (*chunkRunner, func(), error) {
+	ev, err := newModelEvaluator(m, c, ub)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok := m.Tokenizer()
+	return &chunkRunner{ev: ev, c: c, nVocab: m.cfg.NVocab, bos: tok.BOS(), addBOS: tok.AddBOS()}, ev.close, nil
+}
+
 // passMicroBatch is the micro-batch of a chunked evaluation's passes of rows tokens on a
 // model of the given number of stages: ub when asked for; else, on one stage, the whole
 // pass, since micro-batches exist to pipeline the stages and one stage has nothing to

@@ -28,12 +28,11 @@ func WriteKLDBase(ctx context.Context, m *Model, tokens []int32, path string, op
 	if err != nil {
 		return PerplexityResult{}, err
 	}
-	ev, err := newModelEvaluator(m, c, opts.MicroBatch)
+	r, done, err := newChunkRunner(m, c, opts.MicroBatch)
 	if err != nil {
 		return PerplexityResult{}, fmt.Errorf("kl-divergence base: %w", err)
 	}
-	defer ev.close()
-	r := chunkRunner{ev: ev, c: c, nVocab: m.cfg.NVocab, bos: tok.BOS(), addBOS: tok.AddBOS()}
+	defer done()
 	return r.writeBase(ctx, tokens, path, progress)
 }
 
@@ -150,12 +149,11 @@ func KLDivergence(ctx context.Context, m *Model, path string, opts PerplexityOpt
 	if err != nil {
 		return KLDResult{}, fmt.Errorf("kl-divergence: %s: %w", path, err)
 	}
-	ev, err := newModelEvaluator(m, c, opts.MicroBatch)
+	r, done, err := newChunkRunner(m, c, opts.MicroBatch)
 	if err != nil {
 		return KLDResult{}, fmt.Errorf("kl-divergence: %w", err)
 	}
-	defer ev.close()
-	r := chunkRunner{ev: ev, c: c, nVocab: m.cfg.NVocab, bos: tok.BOS(), addBOS: tok.AddBOS()}
+	defer done()
 	return r.kld(ctx, f, progress)
 }
 

@@ -69,12 +69,11 @@ func PerplexityOfTokens(ctx context.Context, m *Model, tokens []int32, opts Perp
 	if err != nil {
 		return PerplexityResult{}, err
 	}
-	ev, err := newModelEvaluator(m, c, opts.MicroBatch)
+	r, done, err := newChunkRunner(m, c, opts.MicroBatch)
 	if err != nil {
 		return PerplexityResult{}, fmt.Errorf("perplexity: %w", err)
 	}
-	defer ev.close()
-	r := chunkRunner{ev: ev, c: c, nVocab: m.cfg.NVocab, bos: tok.BOS(), addBOS: tok.AddBOS()}
+	defer done()
 	return r.perplexity(ctx, tokens, progress)
 }
 
