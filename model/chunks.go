@@ -85,7 +85,6 @@ type modelEvaluator struct {
 	sessions []*Session
 	batch    *Batch // nil for one rank of a multi-process model: sessions are evaluated alone
 	in       []SeqInput
-	vocab    int
 }
 
 // newModelEvaluator opens the sessions and batch for chunking c, in micro-batches of
@@ -94,7 +93,7 @@ func newModelEvaluator(m *Model, c Chunking, ub int) (*modelEvaluator, error) {
 	if c.Ctx > m.opts.ContextSize {
 		return nil, fmt.Errorf("chunks of %d tokens do not fit a session of %d (Options.ContextSize)", c.Ctx, m.opts.ContextSize)
 	}
-	e := &modelEvaluator{vocab: m.cfg.NVocab}
+	e := &modelEvaluator{}
 	n := c.perPass()
 	if m.rank != nil && n > 1 {
 		return nil, fmt.Errorf("a multi-process model evaluates one sequence per pass: %d chunks a pass asked (make the batch the chunk length)", n)
@@ -153,13 +152,11 @@ func (e *modelEvaluator) reset(n int) {
 func (e *modelEvaluator) eval(ctx context.Context, batches []chunkBatch) error {
 	if e.batch == nil { // a rank of a multi-process model (rank.go): one session alone
 		for i, b := range batches {
-			lg, err := e.sessions[i].EvalContext(ctx, b.tokens, b.logits > 0)
+			lg, err := e.sessions[i].evalLast(ctx, b.tokens, b.logits)
 			if err != nil {
 				return err
 			}
-			if b.logits > 0 {
-				copy(b.out, lg[len(lg)-b.logits*e.vocab:])
-			}
+			copy(b.out, lg)
 		}
 		return nil
 	}
