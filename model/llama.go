@@ -36,15 +36,29 @@ func (m *Model) forward(a, o []activations, keys []string) error {
 				return fmt.Errorf("stage %d -> %d, layer %d: hidden state: %w", k-1, k, st.First, err)
 			}
 		}
-		if rec, ok := st.dev.(backend.Recorder); ok && keys != nil {
-			err := rec.Record(keys[k], func(kn backend.Kernels) { m.stage(kn, k, &a[k], &o[k]) })
-			if err != nil {
-				return fmt.Errorf("stage %d: %w", k, err)
-			}
-			continue
+		key := ""
+		if keys != nil {
+			key = keys[k]
 		}
-		m.stage(st.dev, k, &a[k], &o[k])
+		if err := m.runStage(k, a, o, key); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// runStage enqueues stage k of the micro-batch a, o (as forward takes them) on its
+// device: recorded once under key and replayed when the device records
+// (backend.Recorder) and key is not empty, else directly.
+func (m *Model) runStage(k int, a, o []activations, key string) error {
+	st := &m.stages[k]
+	if rec, ok := st.dev.(backend.Recorder); ok && key != "" {
+		if err := rec.Record(key, func(kn backend.Kernels) { m.stage(kn, k, &a[k], &o[k]) }); err != nil {
+			return fmt.Errorf("stage %d: %w", k, err)
+		}
+		return nil
+	}
+	m.stage(st.dev, k, &a[k], &o[k])
 	return nil
 }
 

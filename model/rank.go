@@ -360,12 +360,8 @@ func (rr *rankRun) micro(m *Model, k int, a, o []activations, key string) error 
 			st.dev.Copy(a[k].x, a[k].wireIn)
 		}
 	}
-	if rec, ok := st.dev.(backend.Recorder); ok && key != "" {
-		if err := rec.Record(key, func(kn backend.Kernels) { m.stage(kn, k, &a[k], &o[k]) }); err != nil {
-			return fmt.Errorf("stage %d: %w", k, err)
-		}
-	} else {
-		m.stage(st.dev, k, &a[k], &o[k])
+	if err := m.runStage(k, a, o, key); err != nil {
+		return err
 	}
 	if k+1 < len(m.stages) && !skipped(k+1) {
 		src := a[k].x
