@@ -85,7 +85,6 @@ type modelEvaluator struct {
 	sessions []*Session
 	batch    *Batch // nil for one rank of a multi-process model: sessions are evaluated alone
 	in       []SeqInput
-	vocab    int
 }
 
 // newModelEvaluator opens the sessions and batch for chunking c, in micro-batches of
@@ -94,7 +93,7 @@ func newModelEvaluator(m *Model, c Chunking, ub int) (*modelEvaluator, error) {
 	if c.Ctx > m.opts.ContextSize {
 		return nil, fmt.Errorf("chunks of %d tokens do not fit a session of %d (Options.ContextSize)", c.Ctx, m.opts.ContextSize)
 	}
-	e := &modelEvaluator{vocab: m.cfg.NVocab}
+	e := &modelEvaluator{}
 	n := c.perPass()
 	if m.rank != nil && n > 1 {
 		return nil, fmt.Errorf("a multi-process model evaluates one sequence per pass: %d chunks a pass asked (make the batch the chunk length)", n)
@@ -119,6 +118,18 @@ func newModelEvaluator(m *Model, c Chunking, ub int) (*modelEvaluator, error) {
 	return e, nil
 }
 
+// newChunkRunner returns a runner of chunking c over sessions of m, in micro-batches of
+// ub tokens (0 = passMicroBatch's choice), and the function that closes them. m has a
+// tokenizer (the callers check).
+func newChunkRunner(m *Model, c Chunking, ub int) (*chunkRunner, func(), error) {
+	ev, err := newModelEvaluator(m, c, ub)
+	if err != nil {
+		return nil, nil, err
+	}
+	tok := m.Tokenizer()
+	return &chunkRunner{ev: ev, c: c, nVocab: m.cfg.NVocab, bos: tok.BOS(), addBOS: tok.AddBOS()}, ev.close, nil
+}
+
 // passMicroBatch is the micro-batch of a chunked evaluation's passes of rows tokens on a
 // model of the given number of stages: ub when asked for; else, on one stage, the whole
 // pass, since micro-batches exist to pipeline the stages and one stage has nothing to
@@ -141,13 +152,11 @@ func (e *modelEvaluator) reset(n int) {
 func (e *modelEvaluator) eval(ctx context.Context, batches []chunkBatch) error {
 	if e.batch == nil { // a rank of a multi-process model (rank.go): one session alone
 		for i, b := range batches {
-			lg, err := e.sessions[i].EvalContext(ctx, b.tokens, b.logits > 0)
+			lg, err := e.sessions[i].evalLast(ctx, b.tokens, b.logits)
 			if err != nil {
 				return err
 			}
-			if b.logits > 0 {
-				copy(b.out, lg[len(lg)-b.logits*e.vocab:])
-			}
+			copy(b.out, lg)
 		}
 		return nil
 	}

@@ -28,12 +28,11 @@ func WriteKLDBase(ctx context.Context, m *Model, tokens []int32, path string, op
 	if err != nil {
 		return PerplexityResult{}, err
 	}
-	ev, err := newModelEvaluator(m, c, opts.MicroBatch)
+	r, done, err := newChunkRunner(m, c, opts.MicroBatch)
 	if err != nil {
 		return PerplexityResult{}, fmt.Errorf("kl-divergence base: %w", err)
 	}
-	defer ev.close()
-	r := chunkRunner{ev: ev, c: c, nVocab: m.cfg.NVocab, bos: tok.BOS(), addBOS: tok.AddBOS()}
+	defer done()
 	return r.writeBase(ctx, tokens, path, progress)
 }
 
@@ -47,10 +46,7 @@ func (r *chunkRunner) writeBase(ctx context.Context, tokens []int32, path string
 	}
 	res := PerplexityResult{Chunking: c, TextTokens: len(tokens), Chunks: make([]ChunkResult, 0, c.Chunks)}
 	sc := &baseScorer{pplScorer: pplScorer{c: c, nll: make([]float64, c.Chunks*c.scored()), res: &res, progress: progress},
-		rb: recordBytes(r.nVocab), w: w}
-	for i := range sc.recs {
-		sc.recs[i] = make([]byte, c.perPass()*c.scored()*sc.rb)
-	}
+		recs: newRecordRing(c, r.nVocab), w: w}
 	err = r.run(ctx, tokens, sc, nil)
 	res.Times = r.times
 	if err != nil {
@@ -60,36 +56,49 @@ func (r *chunkRunner) writeBase(ctx context.Context, tokens []int32, path string
 	if err := w.commit(); err != nil {
 		return res, fmt.Errorf("kl-divergence base: %w", err)
 	}
-	res.MeanNLL = sc.sum / float64(res.Scored)
-	res.PPL = math.Exp(res.MeanNLL)
-	if v := sc.sum2/float64(res.Scored) - res.MeanNLL*res.MeanNLL; v > 0 {
-		res.Uncertainty = math.Sqrt(v/float64(res.Scored-1)) * res.PPL
-	}
+	sc.finish()
 	return res, nil
 }
 
 // baseScorer writes each scored row's record and scores its token.
 type baseScorer struct {
 	pplScorer
-	rb   int       // bytes per record
-	recs [2][]byte // per pass parity: (Seq, scored) records
+	recs recordRing
 	w    *kldWriter
 }
 
-// rec returns the record of row j of chunk k.
-func (b *baseScorer) rec(k, j int) []byte {
-	off := ((k%b.c.Seq)*b.c.scored() + j) * b.rb
-	return b.recs[(k/b.c.Seq)%2][off : off+b.rb]
+// recordRing holds the base-file records of the scored rows of two passes, one buffer
+// per pass parity: a pass's are written or read while the previous pass's are in use.
+type recordRing struct {
+	c    Chunking
+	rb   int       // bytes per record
+	bufs [2][]byte // per pass parity: (Seq, scored) records
 }
 
+func newRecordRing(c Chunking, nVocab int) recordRing {
+	r := recordRing{c: c, rb: recordBytes(nVocab)}
+	for i := range r.bufs {
+		r.bufs[i] = make([]byte, c.perPass()*c.scored()*r.rb)
+	}
+	return r
+}
+
+// chunks returns the records of chunks k..k+n-1, which are in one pass.
+func (r *recordRing) chunks(k, n int) []byte {
+	size := r.c.scored() * r.rb
+	off := (k % r.c.Seq) * size
+	return r.bufs[(k/r.c.Seq)%2][off : off+n*size]
+}
+
+// rec returns the record of row j of chunk k.
+func (r *recordRing) rec(k, j int) []byte { return r.chunks(k, 1)[j*r.rb : (j+1)*r.rb] }
+
 func (b *baseScorer) row(k, j int, logits []float32, next int32) {
-	b.nll[k*b.c.scored()+j] = quantizeLogProbs(b.rec(k, j), logits, next)
+	b.nll[k*b.c.scored()+j] = quantizeLogProbs(b.recs.rec(k, j), logits, next)
 }
 
 func (b *baseScorer) chunkDone(k int, elapsed time.Duration) error {
-	n := b.c.scored()
-	off := (k % b.c.Seq) * n * b.rb
-	if err := b.w.write(b.recs[(k/b.c.Seq)%2][off : off+n*b.rb]); err != nil {
+	if err := b.w.write(b.recs.chunks(k, 1)); err != nil {
 		return err
 	}
 	return b.pplScorer.chunkDone(k, elapsed)
@@ -140,12 +149,11 @@ func KLDivergence(ctx context.Context, m *Model, path string, opts PerplexityOpt
 	if err != nil {
 		return KLDResult{}, fmt.Errorf("kl-divergence: %s: %w", path, err)
 	}
-	ev, err := newModelEvaluator(m, c, opts.MicroBatch)
+	r, done, err := newChunkRunner(m, c, opts.MicroBatch)
 	if err != nil {
 		return KLDResult{}, fmt.Errorf("kl-divergence: %w", err)
 	}
-	defer ev.close()
-	r := chunkRunner{ev: ev, c: c, nVocab: m.cfg.NVocab, bos: tok.BOS(), addBOS: tok.AddBOS()}
+	defer done()
 	return r.kld(ctx, f, progress)
 }
 
@@ -153,16 +161,12 @@ func KLDivergence(ctx context.Context, m *Model, path string, opts PerplexityOpt
 func (r *chunkRunner) kld(ctx context.Context, f *kldReader, progress func(KLDChunk)) (KLDResult, error) {
 	c := r.c
 	n := c.Chunks * c.scored()
-	sc := &kldScorer{c: c, rb: recordBytes(r.nVocab), progress: progress,
+	sc := &kldScorer{c: c, recs: newRecordRing(c, r.nVocab), progress: progress,
 		t: kldTokens{nll: make([]float64, n), nllBase: make([]float64, n), kld: make([]float64, n),
 			pDiff: make([]float64, n), same: make([]bool, n)}}
 	sc.res.Chunking = c
-	for i := range sc.recs {
-		sc.recs[i] = make([]byte, c.perPass()*c.scored()*sc.rb)
-	}
 	before := func(k, n int) error {
-		buf := sc.recs[(k/c.Seq)%2][:n*c.scored()*sc.rb]
-		if err := f.read(buf); err != nil {
+		if err := f.read(sc.recs.chunks(k, n)); err != nil {
 			return fmt.Errorf("kl-divergence: log-probabilities of chunks %d..%d: %w", k+1, k+n, err)
 		}
 		return nil
@@ -179,18 +183,15 @@ func (r *chunkRunner) kld(ctx context.Context, f *kldReader, progress func(KLDCh
 // kldScorer compares each scored row with its record in the base file.
 type kldScorer struct {
 	c        Chunking
-	rb       int       // bytes per record
-	recs     [2][]byte // per pass parity: (Seq, scored) records
+	recs     recordRing
 	t        kldTokens
 	res      KLDResult
 	progress func(KLDChunk)
 }
 
 func (s *kldScorer) row(k, j int, logits []float32, next int32) {
-	off := ((k%s.c.Seq)*s.c.scored() + j) * s.rb
-	rec := s.recs[(k/s.c.Seq)%2][off : off+s.rb]
 	u := k*s.c.scored() + j
-	s.t.nll[u], s.t.nllBase[u], s.t.kld[u], s.t.pDiff[u], s.t.same[u] = kldRow(logits, rec, next)
+	s.t.nll[u], s.t.nllBase[u], s.t.kld[u], s.t.pDiff[u], s.t.same[u] = kldRow(logits, s.recs.rec(k, j), next)
 }
 
 func (s *kldScorer) chunkDone(k int, elapsed time.Duration) error {

@@ -28,24 +28,44 @@ func (m *Model) forward(a, o []activations, keys []string) error {
 	for k := range m.stages {
 		st := &m.stages[k]
 		if k > 0 {
-			if st.Layers() == 0 && o[k].n == 0 {
-				break // an output-only stage with no logits wanted
+			if m.idle(k, o) {
+				break
 			}
 			// The hop: the previous stage's hidden state moves to this stage's device.
 			if err := m.hop(k, a); err != nil {
 				return fmt.Errorf("stage %d -> %d, layer %d: hidden state: %w", k-1, k, st.First, err)
 			}
 		}
-		if rec, ok := st.dev.(backend.Recorder); ok && keys != nil {
-			err := rec.Record(keys[k], func(kn backend.Kernels) { m.stage(kn, k, &a[k], &o[k]) })
-			if err != nil {
-				return fmt.Errorf("stage %d: %w", k, err)
-			}
-			continue
+		key := ""
+		if keys != nil {
+			key = keys[k]
 		}
-		m.stage(st.dev, k, &a[k], &o[k])
+		if err := m.runStage(k, a, o, key); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// runStage enqueues stage k of the micro-batch a, o (as forward takes them) on its
+// device: recorded once under key and replayed when the device records
+// (backend.Recorder) and key is not empty, else directly.
+func (m *Model) runStage(k int, a, o []activations, key string) error {
+	st := &m.stages[k]
+	if rec, ok := st.dev.(backend.Recorder); ok && key != "" {
+		if err := rec.Record(key, func(kn backend.Kernels) { m.stage(kn, k, &a[k], &o[k]) }); err != nil {
+			return fmt.Errorf("stage %d: %w", k, err)
+		}
+		return nil
+	}
+	m.stage(st.dev, k, &a[k], &o[k])
+	return nil
+}
+
+// idle reports whether stage k of the micro-batch whose output rows are o has nothing
+// to do: an output-only stage (no layers) with no logits wanted. forward stops there.
+func (m *Model) idle(k int, o []activations) bool {
+	return k > 0 && m.stages[k].Layers() == 0 && o[k].n == 0
 }
 
 // hop enqueues the move of micro-batch a's hidden state from stage k-1 to stage k. On

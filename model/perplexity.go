@@ -69,12 +69,11 @@ func PerplexityOfTokens(ctx context.Context, m *Model, tokens []int32, opts Perp
 	if err != nil {
 		return PerplexityResult{}, err
 	}
-	ev, err := newModelEvaluator(m, c, opts.MicroBatch)
+	r, done, err := newChunkRunner(m, c, opts.MicroBatch)
 	if err != nil {
 		return PerplexityResult{}, fmt.Errorf("perplexity: %w", err)
 	}
-	defer ev.close()
-	r := chunkRunner{ev: ev, c: c, nVocab: m.cfg.NVocab, bos: tok.BOS(), addBOS: tok.AddBOS()}
+	defer done()
 	return r.perplexity(ctx, tokens, progress)
 }
 
@@ -88,11 +87,7 @@ func (r *chunkRunner) perplexity(ctx context.Context, tokens []int32, progress f
 	if err != nil {
 		return res, fmt.Errorf("perplexity: %w", err)
 	}
-	res.MeanNLL = sc.sum / float64(res.Scored)
-	res.PPL = math.Exp(res.MeanNLL)
-	if v := sc.sum2/float64(res.Scored) - res.MeanNLL*res.MeanNLL; v > 0 {
-		res.Uncertainty = math.Sqrt(v/float64(res.Scored-1)) * res.PPL
-	}
+	sc.finish()
 	return res, nil
 }
 
@@ -103,6 +98,17 @@ type pplScorer struct {
 	sum, sum2 float64   // over the chunks done, in order
 	res       *PerplexityResult
 	progress  func(ChunkResult)
+}
+
+// finish sets the result's mean negative log-likelihood, perplexity and uncertainty
+// from the sums over every scored token.
+func (p *pplScorer) finish() {
+	res := p.res
+	res.MeanNLL = p.sum / float64(res.Scored)
+	res.PPL = math.Exp(res.MeanNLL)
+	if v := p.sum2/float64(res.Scored) - res.MeanNLL*res.MeanNLL; v > 0 {
+		res.Uncertainty = math.Sqrt(v/float64(res.Scored-1)) * res.PPL
+	}
 }
 
 func (p *pplScorer) row(k, j int, logits []float32, next int32) {

@@ -175,16 +175,7 @@ func (f *activations) outRows(lo, count, row0, lrow int) activations {
 // names each stage's recording (a one-token step of one session).
 func (sc *scratch) pass(ctx context.Context, seqs []seqIn, keys []string) error {
 	l := sc.layout(seqs)
-	n := l.n
-	ids, pos := sc.staged[:4*n], sc.staged[4*n:8*n]
-	r := 0
-	for _, q := range seqs {
-		for i, t := range q.tokens {
-			binary.LittleEndian.PutUint32(ids[4*r:], uint32(t))
-			binary.LittleEndian.PutUint32(pos[4*r:], uint32(q.s.pos+i))
-			r++
-		}
-	}
+	ids, pos := sc.stageRows(seqs, l.n)
 	if err := sc.stages[0].dev.Upload(l.tokens, ids); err != nil {
 		return err
 	}
@@ -215,6 +206,21 @@ func (sc *scratch) pass(ctx context.Context, seqs []seqIn, keys []string) error 
 		q.s.pos += len(q.tokens)
 	}
 	return nil
+}
+
+// stageRows writes the n rows of seqs into the host staging, each token and its
+// position (the session's position onward), and returns the two (n, 1) int32 halves.
+func (sc *scratch) stageRows(seqs []seqIn, n int) (ids, pos []byte) {
+	ids, pos = sc.staged[:4*n], sc.staged[4*n:8*n]
+	r := 0
+	for _, q := range seqs {
+		for i, t := range q.tokens {
+			binary.LittleEndian.PutUint32(ids[4*r:], uint32(t))
+			binary.LittleEndian.PutUint32(pos[4*r:], uint32(q.s.pos+i))
+			r++
+		}
+	}
+	return ids, pos
 }
 
 // run enqueues the forward pass of every micro-batch of l, stopping early when ctx is

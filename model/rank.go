@@ -296,14 +296,8 @@ func (rr *rankRun) exec(s *Session, tokens []int32, c command) ([]byte, error) {
 	}
 	rr.one[0] = seqIn{s: s, tokens: seq, logits: c.count}
 	l := sc.layout(rr.one[:])
+	ids, pos := sc.stageRows(rr.one[:], n) // positions from s.pos, which is c.pos here
 	rr.one[0] = seqIn{}
-	ids, pos := sc.staged[:4*n], sc.staged[4*n:8*n]
-	for i := range n {
-		if tokens != nil {
-			binary.LittleEndian.PutUint32(ids[4*i:], uint32(tokens[i]))
-		}
-		binary.LittleEndian.PutUint32(pos[4*i:], uint32(c.pos+i))
-	}
 	if k == 0 {
 		if err := st.dev.Upload(l.tokens, ids); err != nil {
 			return nil, err
@@ -342,9 +336,9 @@ func (rr *rankRun) exec(s *Session, tokens []int32, c command) ([]byte, error) {
 // hidden state received from rank k-1 and sent to rank k+1; key, when not empty, names
 // the stage's decode recording.
 func (rr *rankRun) micro(m *Model, k int, a, o []activations, key string) error {
-	skipped := func(j int) bool { // as forward: an output-only stage with no logits wanted
+	skipped := func(j int) bool { // forward stops at the first idle stage
 		for i := 1; i <= j; i++ {
-			if m.stages[i].Layers() == 0 && o[i].n == 0 {
+			if m.idle(i, o) {
 				return true
 			}
 		}
@@ -366,12 +360,8 @@ func (rr *rankRun) micro(m *Model, k int, a, o []activations, key string) error 
 			st.dev.Copy(a[k].x, a[k].wireIn)
 		}
 	}
-	if rec, ok := st.dev.(backend.Recorder); ok && key != "" {
-		if err := rec.Record(key, func(kn backend.Kernels) { m.stage(kn, k, &a[k], &o[k]) }); err != nil {
-			return fmt.Errorf("stage %d: %w", k, err)
-		}
-	} else {
-		m.stage(st.dev, k, &a[k], &o[k])
+	if err := m.runStage(k, a, o, key); err != nil {
+		return err
 	}
 	if k+1 < len(m.stages) && !skipped(k+1) {
 		src := a[k].x

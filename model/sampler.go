@@ -134,11 +134,11 @@ func (s *Sampler) candidates(logits []float32, history []int32) []candidate {
 		}
 	}
 	if mp := s.opts.MinP; mp > 0 {
-		if !built {
+		if built {
+			s.minP(mp)
+		} else {
 			s.minPAll(src, mp)
 			built = true
-		} else {
-			s.minP(mp)
 		}
 	}
 	if !built {

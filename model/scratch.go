@@ -75,15 +75,14 @@ func (m *Model) newScratch(rows int) (*scratch, error) {
 	return sc, nil
 }
 
-// free releases the scratch's device buffers.
+// free releases the scratch's device buffers; like every caller, it runs under a hold on
+// the model or in Close before the weights go (lifetime.go), so the devices are open.
 func (sc *scratch) free() {
 	if sc == nil {
 		return
 	}
-	if !sc.m.closed {
-		for k := range sc.stages {
-			sc.stages[k].free()
-		}
+	for k := range sc.stages {
+		sc.stages[k].free()
 	}
 	sc.stages, sc.lay = nil, layout{}
 }

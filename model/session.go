@@ -97,6 +97,16 @@ func (s *Session) Eval(tokens []int32, all bool) ([]float32, error) {
 // last batch that completed. Tokens that do not fit in the cache are an error wrapping
 // ErrContextFull, and leave the session as it was.
 func (s *Session) EvalContext(ctx context.Context, tokens []int32, all bool) ([]float32, error) {
+	rows := 1
+	if all {
+		rows = len(tokens)
+	}
+	return s.evalLast(ctx, tokens, rows)
+}
+
+// evalLast is EvalContext returning the logits of the last rows tokens only (rows·NVocab
+// floats, none for 0), which only those rows compute.
+func (s *Session) evalLast(ctx context.Context, tokens []int32, rows int) ([]float32, error) {
 	if s.m == nil {
 		return nil, ErrClosed
 	}
@@ -111,22 +121,16 @@ func (s *Session) EvalContext(ctx context.Context, tokens []int32, all bool) ([]
 		return nil, fmt.Errorf("model: eval: %w", err)
 	}
 	V, batch := s.m.cfg.NVocab, s.m.opts.BatchSize
-	nOut := V
-	if all {
-		nOut = len(tokens) * V
+	rows = min(max(rows, 0), len(tokens))
+	if cap(s.logits) < rows*V {
+		s.logits = make([]float32, rows*V)
 	}
-	if cap(s.logits) < nOut {
-		s.logits = make([]float32, nOut)
-	}
-	out := s.logits[:nOut]
+	out, lo := s.logits[:rows*V], len(tokens)-rows // lo: the first row with logits
 	for b0 := 0; b0 < len(tokens); b0 += batch {
 		n := min(batch, len(tokens)-b0)
-		q := seqIn{s: s, tokens: tokens[b0 : b0+n], out: out}
-		switch {
-		case all:
-			q.logits, q.out = n, out[b0*V:(b0+n)*V]
-		case b0+n == len(tokens):
-			q.logits = 1
+		q := seqIn{s: s, tokens: tokens[b0 : b0+n]}
+		if first := max(lo, b0); first < b0+n { // the batch's last rows from first on
+			q.logits, q.out = b0+n-first, out[(first-lo)*V:(b0+n-lo)*V]
 		}
 		if s.m.rank != nil { // one rank of a multi-process pipeline (rank.go)
 			if err := s.m.rank.batch(s, q.tokens, n-q.logits, q.logits, q.out); err != nil {
