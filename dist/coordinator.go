@@ -47,6 +47,10 @@ type Config struct {
 	// answers it: a rank that stays connected but stops making progress (a stuck
 	// device) fails the group after it. 0 = DefaultStepTimeout; negative = no bound.
 	StepTimeout time.Duration
+	// MaxResult bounds, in bytes, a result a rank sends rank 0 (the logits of a batch:
+	// batch rows × vocabulary × 4); a longer one fails the group on both sides.
+	// 0 = DefaultMaxResult.
+	MaxResult int
 }
 
 // Hello is what each rank tells rank 0 when it joins.
@@ -102,6 +106,18 @@ type peer struct {
 	conn net.Conn
 	wmu  sync.Mutex
 	lost time.Duration
+	in   *frameLimits // what the run reads from the peer
+	out  *frameLimits // what may be sent to it
+}
+
+// newPeer returns the connection to rank over conn, reading and writing within the
+// group's frame limits.
+func (g *Group) newPeer(rank int, conn net.Conn) *peer {
+	in := followerLimits
+	if g.cfg.Rank == 0 {
+		in = rank0Limits(g.cfg.MaxResult)
+	}
+	return &peer{rank: rank, conn: conn, lost: g.lost(), in: in, out: sendLimits(g.cfg.MaxResult)}
 }
 
 func (c Config) check() error {
@@ -123,6 +139,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.StepTimeout == 0 {
 		c.StepTimeout = DefaultStepTimeout
+	}
+	if c.MaxResult <= 0 {
+		c.MaxResult = DefaultMaxResult
 	}
 	return c
 }
@@ -205,8 +224,8 @@ func (g *Group) accept(ctx context.Context, hello Hello, setup SetupFunc) error 
 		}
 		h, conn := a.hello, a.conn
 		if err := checkHello(h, hello, g.peers); err != nil {
-			p := &peer{rank: -1, conn: conn, lost: g.lost()}
-			p.send(frameAbort, []byte(err.Error()))
+			p := g.newPeer(-1, conn)
+			p.send(frameAbort, abortPayload(err.Error()))
 			conn.Close()
 			return fail(err)
 		}
@@ -215,7 +234,7 @@ func (g *Group) accept(ctx context.Context, hello Hello, setup SetupFunc) error 
 			h.DataAddr = net.JoinHostPort(host, fmt.Sprint(h.DataPort))
 		}
 		hellos[h.Rank] = h
-		g.peers[h.Rank] = &peer{rank: h.Rank, conn: conn, lost: g.lost()}
+		g.peers[h.Rank] = g.newPeer(h.Rank, conn)
 		joined++
 	}
 	plan, blob, err := setup(hellos)
@@ -304,7 +323,7 @@ func missing(peers []*peer) []int {
 
 // readHello reads a joining rank's Hello.
 func readHello(conn net.Conn, deadline time.Time) (Hello, error) {
-	kind, payload, err := readFrameBy(conn, deadline)
+	kind, payload, err := readFrameBy(conn, deadline, helloLimits)
 	if err != nil {
 		return Hello{}, err
 	}
@@ -349,7 +368,7 @@ func (g *Group) dial(ctx context.Context, hello Hello) error {
 	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	p := &peer{rank: 0, conn: conn, lost: g.lost()}
+	p := g.newPeer(0, conn)
 	msg, _ := json.Marshal(hello)
 	if err := p.send(frameHello, msg); err != nil {
 		conn.Close()
@@ -357,7 +376,7 @@ func (g *Group) dial(ctx context.Context, hello Hello) error {
 	}
 	// Rank 0 answers once every rank has joined, or aborts at its own deadline; wait a
 	// little longer than that.
-	kind, payload, err := readFrameBy(conn, deadline.Add(c.ConnectTimeout))
+	kind, payload, err := readFrameBy(conn, deadline.Add(c.ConnectTimeout), welcomeLimits)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		err = fmt.Errorf("dist: rank %d: interrupted while waiting for the coordinator: %w", c.Rank, context.Cause(ctx))
@@ -396,10 +415,10 @@ func dialUntil(ctx context.Context, addr string) (net.Conn, error) {
 }
 
 // readFrameBy reads one frame from conn, failing at deadline, and clears the deadline.
-func readFrameBy(conn net.Conn, deadline time.Time) (kind byte, payload []byte, err error) {
+func readFrameBy(conn net.Conn, deadline time.Time, lim *frameLimits) (kind byte, payload []byte, err error) {
 	conn.SetReadDeadline(deadline)
 	defer conn.SetReadDeadline(time.Time{})
-	return readFrame(conn)
+	return readFrame(conn, lim)
 }
 
 // lost is how long a silent peer is given before it counts as lost.
@@ -499,7 +518,7 @@ func (g *Group) abortAll(text string, closeConns bool) {
 	for _, p := range g.peers {
 		if p != nil {
 			wg.Go(func() {
-				p.sendBy(frameAbort, []byte(text), time.Now().Add(time.Second))
+				p.sendBy(frameAbort, abortPayload(text), time.Now().Add(time.Second))
 				if closeConns {
 					p.conn.Close()
 				}
@@ -600,6 +619,10 @@ func (g *Group) Result() ([]byte, error) {
 // learns why first (a bye, an abort, a close), so give it the lost interval before
 // failing the group; it returns the group's error.
 func (g *Group) lostPeer(p *peer, err error) error {
+	var fe *frameError
+	if errors.As(err, &fe) { // refused before anything was sent: the caller's mistake
+		return fmt.Errorf("dist: rank %d: %v", g.cfg.Rank, fe)
+	}
 	select {
 	case <-g.done:
 	case <-time.After(g.lost()):
@@ -613,14 +636,19 @@ func (g *Group) lostPeer(p *peer, err error) error {
 func (g *Group) read(p *peer) {
 	for {
 		p.conn.SetReadDeadline(time.Now().Add(p.lost))
-		kind, payload, err := readFrame(deadlineReader{p})
+		kind, payload, err := readFrame(deadlineReader{p}, p.in)
 		if err != nil {
 			select {
 			case <-g.done:
 				return
 			default:
 			}
-			g.Fail(fmt.Errorf("dist: rank %d: lost rank %d: %s", g.cfg.Rank, p.rank, describe(err)))
+			var fe *frameError
+			if errors.As(err, &fe) {
+				g.Fail(fmt.Errorf("dist: rank %d: a bad frame from rank %d: %v", g.cfg.Rank, p.rank, fe))
+			} else {
+				g.Fail(fmt.Errorf("dist: rank %d: lost rank %d: %s", g.cfg.Rank, p.rank, describe(err)))
+			}
 			return
 		}
 		switch kind {
@@ -685,5 +713,5 @@ func (p *peer) sendBy(kind byte, payload []byte, deadline time.Time) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
 	p.conn.SetWriteDeadline(deadline)
-	return writeFrame(p.conn, kind, payload)
+	return writeFrame(p.conn, p.out, kind, payload)
 }

@@ -260,7 +260,7 @@ func TestRankHangs(t *testing.T) {
 		h := sameFile(1)
 		h.Version, h.World, h.Rank = Version, 2, 1
 		msg := fmt.Appendf(nil, `{"version":%d,"world":2,"rank":1,"file":{"size":%d,"header_sha256":%q}}`, Version, testFile.Size, testFile.HeaderHash)
-		writeFrame(conn, frameHello, msg)
+		writeFrame(conn, sendLimits(0), frameHello, msg)
 		time.Sleep(5 * time.Second)
 	}()
 	c := cfg

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/infergo/infer/backend"
+	"github.com/infergo/infer/model/gguf"
 	"github.com/infergo/infer/split"
 	"github.com/infergo/infer/tensor"
 )
@@ -75,6 +76,21 @@ func checkRankPlan(p *split.Plan, world int) error {
 		}
 	}
 	return nil
+}
+
+// RankResultBytes is the largest result a rank of a multi-process run of the model at
+// path with opts sends rank 0 (dist.Config.MaxResult): the logits of a whole batch.
+func RankResultBytes(path string, opts Options) (int, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	cfg, err := configFromGGUF(f)
+	if err != nil {
+		return 0, err
+	}
+	return 4 * cfg.NVocab * opts.resolve(cfg).BatchSize, nil
 }
 
 // MarshalPlan and UnmarshalPlan carry a plan between ranks.

@@ -43,13 +43,19 @@ func startRanks(t *testing.T, path string, opts Options, world int) *ranks {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The results' bound is exactly what the largest batch needs: the tests send them.
+	maxResult, err := RankResultBytes(path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ts := dist.PipeTransports(world)
 	rs := &ranks{g: make([]*dist.Group, world), served: make(chan error, world)}
 	models := make([]*Model, world)
 	errs := make([]error, world)
 	var wg sync.WaitGroup
 	for r := range world {
-		cfg := dist.Config{World: world, Rank: r, Addr: ln.Addr().String(), ConnectTimeout: 5 * time.Second, Heartbeat: 100 * time.Millisecond}
+		cfg := dist.Config{World: world, Rank: r, Addr: ln.Addr().String(), ConnectTimeout: 5 * time.Second, Heartbeat: 100 * time.Millisecond,
+			MaxResult: maxResult}
 		if r == 0 {
 			cfg.Listener = ln
 		}

@@ -69,6 +69,9 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 	if err != nil {
 		return nil, err
 	}
+	if cfg.MaxResult, err = model.RankResultBytes(path, mopts); err != nil {
+		return nil, err
+	}
 	rs := &rankSetup{}
 	defer func() {
 		if err != nil {
