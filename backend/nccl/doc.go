@@ -13,5 +13,9 @@ import "errors"
 // ErrNotFound is returned (wrapped) when libnccl.so.2 cannot be loaded.
 var ErrNotFound = errors.New("NCCL not found")
 
+// ErrAborted is what a communicator's calls return after Abort: the end this process
+// asked for, not an asynchronous failure.
+var ErrAborted = errors.New("nccl: communicator aborted")
+
 // UniqueID is an NCCL unique id: rank 0 makes it and every rank passes it to InitRank.
 type UniqueID [128]byte

@@ -100,7 +100,7 @@ func (c *Comm) handle() (C.ncclComm_t, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.aborted || c.c == nil {
-		return nil, fmt.Errorf("nccl: communicator aborted")
+		return nil, ErrAborted
 	}
 	return c.c, nil
 }

@@ -28,12 +28,21 @@ type deviceBuffer interface {
 // error.
 const pollInterval = 100 * time.Millisecond
 
+// communicator is what Transport needs of a Comm (a fake one in tests).
+type communicator interface {
+	Send(ptr uint64, bytes int, peer int, stream unsafe.Pointer) error
+	Recv(ptr uint64, bytes int, peer int, stream unsafe.Pointer) error
+	AsyncError() error
+	Abort() error
+	Destroy() error
+}
+
 // Transport moves buffers between ranks with ncclSend/ncclRecv on each rank's device
 // stream: a send is ordered after the kernels that wrote the buffer, a receive before
 // the kernels that read it, and the host never waits. It implements dist.Transport.
 type Transport struct {
 	dev  StreamDevice
-	comm *Comm
+	comm communicator
 	mu   sync.Mutex
 	err  error
 	stop chan struct{}
@@ -43,7 +52,8 @@ type Transport struct {
 // NewTransport joins the NCCL communicator of world ranks that id names, as rank, on
 // dev. It waits for every rank to join, or until failed is closed (the process group
 // failed: a rank is gone). onError, if not nil, is called once with the communicator's
-// asynchronous error (a peer lost mid-run), after the transport aborted.
+// asynchronous error (a peer lost mid-run), after the transport aborted; never for the
+// end of the communicator that Abort or Close asked for.
 func NewTransport(dev StreamDevice, world, rank int, id UniqueID, failed <-chan struct{}, onError func(error)) (*Transport, error) {
 	if err := Load(); err != nil {
 		return nil, err
@@ -71,29 +81,50 @@ func NewTransport(dev StreamDevice, world, rank int, id UniqueID, failed <-chan 
 	if r.err != nil {
 		return nil, fmt.Errorf("nccl: rank %d of %d on %s: %w", rank, world, dev.Name(), r.err)
 	}
-	t := &Transport{dev: dev, comm: r.c, stop: make(chan struct{})}
-	t.wg.Go(func() { t.watch(onError) })
-	return t, nil
+	return newTransport(dev, r.c, pollInterval, onError), nil
 }
 
-// watch polls the communicator's asynchronous error until Close.
-func (t *Transport) watch(onError func(error)) {
-	tick := time.NewTicker(pollInterval)
+// newTransport returns a transport over comm that polls its asynchronous error every
+// poll.
+func newTransport(dev StreamDevice, comm communicator, poll time.Duration, onError func(error)) *Transport {
+	t := &Transport{dev: dev, comm: comm, stop: make(chan struct{})}
+	t.wg.Go(func() { t.watch(poll, onError) })
+	return t
+}
+
+// watch polls the communicator's asynchronous error until Close or Abort. An error
+// after Abort was asked for (the group failed or closed: ErrAborted, or whatever the
+// communicator reports while it ends) is that abort's doing, not an asynchronous
+// failure: watch then stops without calling onError.
+func (t *Transport) watch(poll time.Duration, onError func(error)) {
+	tick := time.NewTicker(poll)
 	defer tick.Stop()
 	for {
 		select {
 		case <-t.stop:
 			return
 		case <-tick.C:
-			if err := t.comm.AsyncError(); err != nil {
-				t.Abort(err)
-				if onError != nil {
-					onError(err)
-				}
-				return
-			}
 		}
+		err := t.comm.AsyncError()
+		if err == nil {
+			continue
+		}
+		if t.aborted() || errors.Is(err, ErrAborted) {
+			return
+		}
+		t.Abort(err)
+		if onError != nil {
+			onError(err)
+		}
+		return
 	}
+}
+
+// aborted reports whether Abort was called.
+func (t *Transport) aborted() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.err != nil
 }
 
 // buffer checks that b lives on the transport's device and the transport still runs.
