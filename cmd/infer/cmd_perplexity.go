@@ -25,6 +25,7 @@ type perplexityCmd struct {
 	kld     bool   // --kl-divergence
 	json    bool   // --json
 	ubSet   bool   // -ub was given: passes use it even on one device
+	ctxSet  bool   // -c was given: with --kl-divergence it must agree with the base file
 	dist    *distFlags
 	// rank, when not nil, is this process's model of a multi-process run (rank 0);
 	// load returns it instead of loading the model itself.
@@ -91,8 +92,25 @@ func (pc *perplexityCmd) parse(fs *flag.FlagSet, args []string) (help bool, err 
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return help, err
 	}
-	fs.Visit(func(f *flag.Flag) { pc.ubSet = pc.ubSet || f.Name == "ub" })
+	fs.Visit(func(f *flag.Flag) {
+		pc.ubSet = pc.ubSet || f.Name == "ub"
+		pc.ctxSet = pc.ctxSet || f.Name == "c"
+	})
 	return false, nil
+}
+
+// kldHeader reads the base file's header for --kl-divergence and sets -c to its
+// context: the chunks are the base file's. An explicit -c that differs is an error.
+func (pc *perplexityCmd) kldHeader() (*model.KLDHeader, error) {
+	h, err := model.ReadKLDHeader(pc.kldBase)
+	if err != nil {
+		return nil, err
+	}
+	if pc.ctxSet && pc.mf.ctx != h.Ctx {
+		return nil, usageError{fmt.Errorf("perplexity: -c %d conflicts with the context of %d of the base file %s: --kl-divergence evaluates its chunks; drop -c", pc.mf.ctx, h.Ctx, pc.kldBase)}
+	}
+	pc.mf.ctx = h.Ctx
+	return h, nil
 }
 
 // check validates the flags that do not need a file; follower is set for a rank other
@@ -184,8 +202,16 @@ func (pc *perplexityCmd) load(ctx context.Context, mopts model.Options) (*model.
 
 // runRank runs one rank of a multi-process perplexity run (run_dist.go): rank 0 scores
 // the text as runPerplexity does, one chunk a pass (the ranks evaluate one sequence at a
-// time), the others compute their stage until it is done.
+// time), the others compute their stage until it is done. With --kl-divergence the
+// context is the base file's, as on one process: on rank 0, and on any other rank given
+// the same flags (a rank without them needs -c of the base file's context; the ranks
+// check that their settings agree).
 func (pc *perplexityCmd) runRank(ctx context.Context, cfg dist.Config, mopts model.Options, stdout, stderr io.Writer) (err error) {
+	if pc.kld && pc.kldBase != "" {
+		if _, err := pc.kldHeader(); err != nil {
+			return err
+		}
+	}
 	if pc.mf.batch > pc.mf.ctx {
 		fmt.Fprintf(stderr, "perplexity: -b %d: one chunk of %d a pass over several processes\n", pc.mf.batch, pc.mf.ctx)
 		pc.mf.batch = pc.mf.ctx
@@ -274,7 +300,7 @@ func (pc *perplexityCmd) runPerplexity(ctx context.Context, mopts model.Options,
 // runKLD compares the model with the base file.
 func (pc *perplexityCmd) runKLD(ctx context.Context, mopts model.Options, stdout, stderr io.Writer) error {
 	t0 := time.Now()
-	h, err := model.ReadKLDHeader(pc.kldBase)
+	h, err := pc.kldHeader()
 	if err != nil {
 		return err
 	}

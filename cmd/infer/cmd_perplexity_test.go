@@ -248,6 +248,8 @@ func TestPerplexityCommandErrors(t *testing.T) {
 		{[]string{"-m", model, "--kl-divergence", "--kl-divergence-base", filepath.Join(dir, "none.kld")}, "none.kld: no such file"},
 		{[]string{"-m", model, "--kl-divergence", "--kl-divergence-base", short}, "no _logits_ magic"},
 		{[]string{"-m", model, "-f", short, "-b", "0"}, "-b must be positive"},
+		{[]string{"-m", model, "--kl-divergence", "--kl-divergence-base", testdata.Path(t, "kld/stories260K-F32.kld"), "-c", "64"},
+			"-c 64 conflicts with the context of 128 of the base file"},
 	}
 	for _, tt := range tests {
 		_, _, err := runPPL(t, context.Background(), tt.args...)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -175,6 +176,73 @@ func TestPerplexityTwoRanksMatchesOneProcess(t *testing.T) {
 	}
 	if outs[1].Len() != 0 {
 		t.Errorf("rank 1 printed %q", outs[1].String())
+	}
+}
+
+// TestKLDTwoRanksMatchesOneProcess: --kl-divergence over two processes takes the
+// context from the base file as one process does (the default -c 512 would not fit
+// a 64-token base file's chunks), and prints the same table and statistics. Rank 1
+// either has the same flags or the base file's -c; a -c that contradicts the base
+// file is refused.
+func TestKLDTwoRanksMatchesOneProcess(t *testing.T) {
+	path := testdata.Path(t, "stories260K-F32.gguf")
+	dir := t.TempDir()
+	text, base := filepath.Join(dir, "text.txt"), filepath.Join(dir, "base.kld")
+	if err := os.WriteFile(text, []byte(strings.Repeat("Lily and Tom went to the park to play with a red ball. ", 40)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(context.Background(), []string{"perplexity", "-m", path, "-f", text, "-c", "64", "--chunks", "4", "-t", "1",
+		"--kl-divergence-base", base}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	kld := []string{"perplexity", "-m", testdata.Path(t, "stories260K-Q4_0.gguf"), "--kl-divergence-base", base, "--kl-divergence", "-t", "1", "-ub", "16"}
+	var want bytes.Buffer
+	if err := run(context.Background(), append(kld, "-b", "64"), &want, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(want.String(), "KL divergence statistics") {
+		t.Fatalf("one process printed %q", want.String())
+	}
+	for _, tt := range []struct {
+		name  string
+		rank1 []string // rank 1's arguments after the rank flags
+	}{
+		{"same flags", kld},
+		{"rank 1 with -c", []string{"perplexity", "-m", testdata.Path(t, "stories260K-Q4_0.gguf"), "-c", "64", "-t", "1", "-ub", "16"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := freeAddr(t)
+			outs, errs := make([]bytes.Buffer, 2), make([]error, 2)
+			var wg sync.WaitGroup
+			for r := range 2 {
+				wg.Go(func() {
+					a := kld
+					if r == 1 {
+						a = tt.rank1
+					}
+					a = append(slices.Clip(a), "--world", "2", "--rank", strconv.Itoa(r), "--coordinator", addr, "--connect-timeout", "10s")
+					errs[r] = run(context.Background(), a, &outs[r], io.Discard)
+				})
+			}
+			wg.Wait()
+			for r, err := range errs {
+				if err != nil {
+					t.Fatalf("rank %d: %v", r, err)
+				}
+			}
+			if outs[0].String() != want.String() {
+				t.Errorf("rank 0 printed\n%s\none process printed\n%s", outs[0].String(), want.String())
+			}
+			if outs[1].Len() != 0 {
+				t.Errorf("rank 1 printed %q", outs[1].String())
+			}
+		})
+	}
+	// A -c that contradicts the base file fails before any rank waits for another.
+	err := run(context.Background(), append(slices.Clip(kld), "-c", "128", "--world", "2", "--rank", "0", "--coordinator", freeAddr(t),
+		"--connect-timeout", "10s"), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "-c 128 conflicts with the context of 64 of the base file") {
+		t.Errorf("rank 0 with -c 128: %v", err)
 	}
 }
 
