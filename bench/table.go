@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Row is one line of a results table: a test on a model with one configuration.
@@ -42,9 +43,6 @@ type Columns struct {
 	NUBatch     bool // -ub is not llama-bench's default 512
 	SplitMode   bool
 	TensorSplit bool
-	// Backend is the longest backend cell the rows will have ("CPU portable"); the
-	// column widens past llama-bench's 10 characters to fit it.
-	Backend string
 }
 
 // Printer writes rows as they are measured.
@@ -55,7 +53,11 @@ type Printer interface {
 }
 
 // NewMarkdown returns a printer of llama-bench's markdown table with the given
-// columns; build is printed in the footer line "build: ...".
+// columns; build is printed in the footer line "build: ...". Each column has
+// llama-bench's width, or its cell's in the first row where that is longer ("CUDA x2
+// nccl"): the header waits for the first row. The rows of one run differ in their test
+// and t/s cells, which fit llama-bench's widths, and in the model when several are
+// measured (a longer description than the first row's overflows its column).
 func NewMarkdown(w io.Writer, c Columns, build string) Printer {
 	fields := []string{"model", "size", "params", "backend"}
 	for _, f := range []struct {
@@ -67,25 +69,31 @@ func NewMarkdown(w io.Writer, c Columns, build string) Printer {
 			fields = append(fields, f.name)
 		}
 	}
-	return &markdown{w: w, fields: append(fields, "test", "t/s"), build: build, backend: len([]rune(c.Backend))}
+	return &markdown{w: w, fields: append(fields, "test", "t/s"), build: build}
 }
 
-// markdown is the Printer of llama-bench's markdown table; backend is the width the
-// backend column needs.
+// markdown is the Printer of llama-bench's markdown table; widths, per field, are set
+// from the first row when the header is written.
 type markdown struct {
-	w       io.Writer
-	fields  []string
-	build   string
-	backend int
+	w      io.Writer
+	fields []string
+	build  string
+	widths []int
 }
 
-// width is the width of a column of this table: llama-bench's, the backend column
-// widened to fit its cells.
-func (m *markdown) width(field string) int {
-	if field == "backend" {
-		return -max(-width(field), m.backend)
+// size sets the column widths: llama-bench's, widened to first's cells (rune counts;
+// nil: llama-bench's).
+func (m *markdown) size(first *Row) {
+	m.widths = make([]int, len(m.fields))
+	for i, f := range m.fields {
+		w := width(f)
+		if first != nil {
+			if n := utf8.RuneCountInString(first.value(f)); n > abs(w) {
+				w = n * (w / abs(w))
+			}
+		}
+		m.widths[i] = w
 	}
-	return width(field)
 }
 
 // width is llama-bench's column width; negative means left-aligned.
@@ -115,13 +123,17 @@ func width(field string) int {
 	return -max(len(field), 10)
 }
 
-// Header writes the column names and the alignment row.
-func (m *markdown) Header() error {
+// Header does nothing: the column names and the alignment row come with the first row
+// (or the footer, without rows), whose cells size the columns.
+func (m *markdown) Header() error { return nil }
+
+// header writes the column names and the alignment row.
+func (m *markdown) header() error {
 	var h, sep strings.Builder
 	h.WriteString("|")
 	sep.WriteString("|")
-	for _, f := range m.fields {
-		w := m.width(f)
+	for i, f := range m.fields {
+		w := m.widths[i]
 		fmt.Fprintf(&h, " %*s |", w, f)
 		end := "-"
 		if w > 0 {
@@ -135,18 +147,30 @@ func (m *markdown) Header() error {
 
 // Row writes one table line.
 func (m *markdown) Row(r Row) error {
+	if m.widths == nil {
+		m.size(&r)
+		if err := m.header(); err != nil {
+			return err
+		}
+	}
 	var b strings.Builder
 	b.WriteString("|")
-	for _, f := range m.fields {
+	for i, f := range m.fields {
 		// Go pads by runes, so "±" needs none of llama-bench's extra byte of width.
-		fmt.Fprintf(&b, " %*s |", m.width(f), r.value(f))
+		fmt.Fprintf(&b, " %*s |", m.widths[i], r.value(f))
 	}
 	_, err := fmt.Fprintln(m.w, b.String())
 	return err
 }
 
-// Footer writes the build line.
+// Footer writes the build line (after the header, when no row came).
 func (m *markdown) Footer() error {
+	if m.widths == nil {
+		m.size(nil)
+		if err := m.header(); err != nil {
+			return err
+		}
+	}
 	_, err := fmt.Fprintf(m.w, "\nbuild: %s\n", m.build)
 	return err
 }

@@ -93,7 +93,7 @@ func TestMarkdownGPUColumns(t *testing.T) {
 // than llama-bench's column, which widens the column for every line.
 func TestMarkdownBatchColumns(t *testing.T) {
 	var b bytes.Buffer
-	p := NewMarkdown(&b, Columns{Threads: true, NBatch: true, NUBatch: true, Backend: "CPU portable"}, "x")
+	p := NewMarkdown(&b, Columns{Threads: true, NBatch: true, NUBatch: true}, "x")
 	p.Header()
 	p.Row(Row{Model: Model{Desc: "llama ?B Q4_0", Size: 262_000, Params: 292_000}, Backend: "CPU", CPULevel: "portable",
 		Threads: 2, Batch: 64, UBatch: 16, Result: Result{Test: Test{Gen: 256, Depth: 5071}, SamplesNS: []int64{1e9}}})
@@ -104,6 +104,42 @@ func TestMarkdownBatchColumns(t *testing.T) {
 	}
 	if got := strings.Split(b.String(), "\n"); !slices.Equal(got[:3], want) {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), strings.Join(want, "\n"))
+	}
+}
+
+// TestMarkdownSizedFromContent: cells longer than llama-bench's columns (a backend of
+// two ranks over NCCL, a test at a large depth, a long model name, a long -ts) widen
+// their columns, so that every '|' of the header, the rule and the rows lines up; a
+// table without rows keeps llama-bench's widths.
+func TestMarkdownSizedFromContent(t *testing.T) {
+	var b bytes.Buffer
+	p := NewMarkdown(&b, Columns{NGL: true, TensorSplit: true}, "x")
+	p.Header()
+	row := Row{Model: Model{Desc: "qwen3moe 30B.A3B Q4_K - Medium", Size: 17 << 30, Params: 30_532_122_624},
+		Backend: "CUDA x2 nccl", NGL: 99, TensorSplit: "0.35/0.33/0.32",
+		Result: Result{Test: Test{Gen: 128, Depth: 1_000_000}, SamplesNS: []int64{1e9}}}
+	p.Row(row)
+	row.Backend, row.Result.Test.Depth = "CUDA x2 tcp", 0
+	p.Row(row)
+	p.Footer()
+	lines := strings.Split(b.String(), "\n")
+	for _, cell := range []string{"| CUDA x2 nccl |", "| CUDA x2 tcp  |", "| tg128 @ d1000000 |", "| 0.35/0.33/0.32 |", "| qwen3moe 30B.A3B Q4_K - Medium |"} {
+		if !strings.Contains(b.String(), cell) {
+			t.Errorf("no cell %q in\n%s", cell, b.String())
+		}
+	}
+	for i := 1; i < 4; i++ {
+		if got, want := bars(lines[i]), bars(lines[0]); !slices.Equal(got, want) {
+			t.Errorf("line %d: bars at %v, the header's at %v\n%s", i, got, want, b.String())
+		}
+	}
+
+	b.Reset()
+	p = NewMarkdown(&b, Columns{Threads: true}, "x")
+	p.Header()
+	p.Footer()
+	if got := strings.Split(b.String(), "\n"); got[0] != strings.Split(anchor, "\n")[0] || got[3] != "build: x" {
+		t.Errorf("a table without rows:\n%s", b.String())
 	}
 }
 

@@ -62,10 +62,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	cols := bench.Columns{NGL: f.gpu.ngl > 0, Threads: true, NBatch: f.batch != defaultBatch, NUBatch: f.ubatch() != defaultUBatch,
-		SplitMode: f.gpu.sm != "", TensorSplit: f.gpu.ts != "", Backend: "CUDA"}
-	if f.gpu.ngl == 0 {
-		cols.Backend = "CPU " + tensor.Level().String()
-	}
+		SplitMode: f.gpu.sm != "", TensorSplit: f.gpu.ts != ""}
 	p := bench.NewMarkdown(stdout, cols, buildInfo())
 	if f.output == "json" {
 		p = bench.NewJSON(stdout, buildInfo())
