@@ -72,7 +72,7 @@ func (m *Model) NewBatch(o BatchOptions) (*Batch, error) {
 	}
 	sc.ub = min(o.MicroBatch, o.Rows)
 	b := &Batch{m: m, sc: sc}
-	m.trackBatch(b)
+	track(m, &m.batches, b)
 	return b, nil
 }
 
@@ -86,7 +86,7 @@ func (b *Batch) Close() error {
 	}
 	if b.m.acquire() == nil { // after Model.Close, which freed the scratch already
 		b.sc.free()
-		b.m.untrackBatch(b)
+		untrack(b.m, &b.m.batches, b)
 		b.m.release()
 	}
 	b.m, b.sc = nil, nil

@@ -118,6 +118,24 @@ func newModelEvaluator(m *Model, c Chunking, ub int) (*modelEvaluator, error) {
 	return e, nil
 }
 
+// planRunner chunks n tokens as opts asks and returns a runner of the chunks over
+// sessions of m, and the function that closes them; op names the run in errors. m must
+// have a tokenizer.
+func planRunner(m *Model, n int, opts PerplexityOptions, op string) (*chunkRunner, func(), error) {
+	if m.Tokenizer() == nil {
+		return nil, nil, errNoTokenizer(op)
+	}
+	c, err := PlanChunks(n, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, done, err := newChunkRunner(m, c, opts.MicroBatch)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return r, done, nil
+}
+
 // newChunkRunner returns a runner of chunking c over sessions of m, in micro-batches of
 // ub tokens (0 = passMicroBatch's choice), and the function that closes them. m has a
 // tokenizer (the callers check).

@@ -20,17 +20,9 @@ import (
 // cancelled run leaves none behind. The perplexity is computed from the same float32
 // log-softmax the file records (llama.cpp's), within float32 rounding of Perplexity's.
 func WriteKLDBase(ctx context.Context, m *Model, tokens []int32, path string, opts PerplexityOptions, progress func(ChunkResult)) (PerplexityResult, error) {
-	tok := m.Tokenizer()
-	if tok == nil {
-		return PerplexityResult{}, errNoTokenizer("kl-divergence base")
-	}
-	c, err := PlanChunks(len(tokens), opts)
+	r, done, err := planRunner(m, len(tokens), opts, "kl-divergence base")
 	if err != nil {
 		return PerplexityResult{}, err
-	}
-	r, done, err := newChunkRunner(m, c, opts.MicroBatch)
-	if err != nil {
-		return PerplexityResult{}, fmt.Errorf("kl-divergence base: %w", err)
 	}
 	defer done()
 	return r.writeBase(ctx, tokens, path, progress)

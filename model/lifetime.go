@@ -21,38 +21,22 @@ func (m *Model) acquire() error {
 // release ends a hold taken by acquire.
 func (m *Model) release() { m.life.RUnlock() }
 
-// track records s as open; it runs under a hold.
-func (m *Model) track(s *Session) {
+// track records x (a session or a batch) as open in set, m.sessions or m.batches; it
+// runs under a hold.
+func track[T comparable](m *Model, set *map[T]struct{}, x T) {
 	m.open.Lock()
 	defer m.open.Unlock()
-	if m.sessions == nil {
-		m.sessions = map[*Session]struct{}{}
+	if *set == nil {
+		*set = map[T]struct{}{}
 	}
-	m.sessions[s] = struct{}{}
+	(*set)[x] = struct{}{}
 }
 
-// untrack forgets s; it runs under a hold.
-func (m *Model) untrack(s *Session) {
+// untrack forgets x, which track recorded in set; it runs under a hold.
+func untrack[T comparable](m *Model, set *map[T]struct{}, x T) {
 	m.open.Lock()
 	defer m.open.Unlock()
-	delete(m.sessions, s)
-}
-
-// trackBatch records b as open; it runs under a hold.
-func (m *Model) trackBatch(b *Batch) {
-	m.open.Lock()
-	defer m.open.Unlock()
-	if m.batches == nil {
-		m.batches = map[*Batch]struct{}{}
-	}
-	m.batches[b] = struct{}{}
-}
-
-// untrackBatch forgets b; it runs under a hold.
-func (m *Model) untrackBatch(b *Batch) {
-	m.open.Lock()
-	defer m.open.Unlock()
-	delete(m.batches, b)
+	delete(*set, x)
 }
 
 // OpenSessions is the number of sessions made by NewSession and not closed yet.

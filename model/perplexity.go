@@ -61,17 +61,9 @@ func Perplexity(ctx context.Context, m *Model, text string, opts PerplexityOptio
 // token) in float64, in chunk order. progress, if not nil, is called after every chunk.
 // Cancelling ctx stops it within one pass (between micro-batches).
 func PerplexityOfTokens(ctx context.Context, m *Model, tokens []int32, opts PerplexityOptions, progress func(ChunkResult)) (PerplexityResult, error) {
-	tok := m.Tokenizer()
-	if tok == nil {
-		return PerplexityResult{}, errNoTokenizer("perplexity")
-	}
-	c, err := PlanChunks(len(tokens), opts)
+	r, done, err := planRunner(m, len(tokens), opts, "perplexity")
 	if err != nil {
 		return PerplexityResult{}, err
-	}
-	r, done, err := newChunkRunner(m, c, opts.MicroBatch)
-	if err != nil {
-		return PerplexityResult{}, fmt.Errorf("perplexity: %w", err)
 	}
 	defer done()
 	return r.perplexity(ctx, tokens, progress)

@@ -156,19 +156,20 @@ type rankRun struct {
 	one      [1]seqIn // exec's one sequence, kept here so that a step does not allocate
 }
 
-// command is one batch as rank 0 sends it to the other ranks.
+// command is one batch as rank 0 sends it to the other ranks: n rows at pos, the last
+// count of which have logits (a batch's logits are always for its last rows).
 type command struct {
-	session      uint64
-	pos, n       int
-	first, count int
+	session uint64
+	pos, n  int
+	count   int
 }
 
-const commandBytes = 8 + 4*4
+const commandBytes = 8 + 3*4
 
 func (c command) marshal() []byte {
 	b := make([]byte, commandBytes)
 	binary.LittleEndian.PutUint64(b, c.session)
-	for i, v := range []int{c.pos, c.n, c.first, c.count} {
+	for i, v := range []int{c.pos, c.n, c.count} {
 		binary.LittleEndian.PutUint32(b[8+4*i:], uint32(v))
 	}
 	return b
@@ -179,14 +180,15 @@ func unmarshalCommand(b []byte) (command, error) {
 		return command{}, fmt.Errorf("model: a command of %d bytes from rank 0, want %d", len(b), commandBytes)
 	}
 	v := func(i int) int { return int(binary.LittleEndian.Uint32(b[8+4*i:])) }
-	return command{session: binary.LittleEndian.Uint64(b), pos: v(0), n: v(1), first: v(2), count: v(3)}, nil
+	return command{session: binary.LittleEndian.Uint64(b), pos: v(0), n: v(1), count: v(2)}, nil
 }
 
 // batch is Session.batch on rank 0 of a multi-process model: tell the other ranks,
-// compute stage 0, and receive the logits the last rank sends.
-func (rr *rankRun) batch(s *Session, tokens []int32, first, count int, dst []float32) error {
+// compute stage 0, and receive the logits of the last count rows, which the last rank
+// sends.
+func (rr *rankRun) batch(s *Session, tokens []int32, count int, dst []float32) error {
 	n := len(tokens)
-	cmd := command{session: rr.id(s), pos: s.pos, n: n, first: first, count: count}
+	cmd := command{session: rr.id(s), pos: s.pos, n: n, count: count}
 	if err := rr.link.Broadcast(cmd.marshal()); err != nil {
 		return err
 	}
@@ -248,7 +250,7 @@ func (m *Model) Serve(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if cmd.n <= 0 || cmd.n > m.opts.BatchSize || cmd.pos < 0 || cmd.pos+cmd.n > s.ctx || cmd.first < 0 || cmd.count < 0 || cmd.first+cmd.count > cmd.n {
+		if cmd.n <= 0 || cmd.n > m.opts.BatchSize || cmd.pos < 0 || cmd.pos+cmd.n > s.ctx || cmd.count < 0 || cmd.count > cmd.n {
 			return fmt.Errorf("model: rank %d: bad batch from rank 0: %+v (the ranks disagree on -b or -c?)", rr.r, cmd)
 		}
 		s.pos = cmd.pos
@@ -296,9 +298,6 @@ func (rr *rankRun) closeSessions() {
 func (rr *rankRun) exec(s *Session, tokens []int32, c command) ([]byte, error) {
 	m, k, n := s.m, rr.r, c.n
 	st, last := &m.stages[k], k == len(m.stages)-1
-	if c.count > 0 && c.first+c.count != n {
-		return nil, fmt.Errorf("model: rank %d: logits for rows %d..%d of %d: only a batch's last rows can have logits", k, c.first, c.first+c.count-1, n)
-	}
 	sc, err := s.scratch()
 	if err != nil {
 		return nil, err

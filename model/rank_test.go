@@ -288,7 +288,7 @@ func TestPlanRanks(t *testing.T) {
 }
 
 func TestCommandRoundTrip(t *testing.T) {
-	c := command{session: 1<<40 + 3, pos: 17, n: 512, first: 511, count: 1}
+	c := command{session: 1<<40 + 3, pos: 17, n: 512, count: 1}
 	got, err := unmarshalCommand(c.marshal())
 	if err != nil || got != c {
 		t.Errorf("got %+v, %v", got, err)
@@ -374,9 +374,10 @@ func TestServeRejectsBadCommands(t *testing.T) {
 		cmd  []byte
 		want string
 	}{
-		{"batch over -b", command{session: 1, n: 9, first: 8, count: 1}.marshal(), "bad batch from rank 0"},
-		{"past the context", command{session: 1, pos: 60, n: 8, first: 7, count: 1}.marshal(), "bad batch from rank 0"},
-		{"rows past the batch", command{session: 1, n: 4, first: 3, count: 2}.marshal(), "bad batch from rank 0"},
+		{"batch over -b", command{session: 1, n: 9, count: 1}.marshal(), "bad batch from rank 0"},
+		{"past the context", command{session: 1, pos: 60, n: 8, count: 1}.marshal(), "bad batch from rank 0"},
+		{"logits for more rows than the batch", command{session: 1, n: 4, count: 5}.marshal(), "bad batch from rank 0"},
+		{"negative count", command{session: 1, n: 4, count: -1}.marshal(), "bad batch from rank 0"},
 		{"garbage", []byte("hello"), "a command of 5 bytes"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

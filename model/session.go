@@ -44,7 +44,7 @@ func (m *Model) NewSession() (*Session, error) {
 		}
 		s.caches = append(s.caches, c)
 	}
-	m.track(s)
+	track(m, &m.sessions, s)
 	return s, nil
 }
 
@@ -65,7 +65,7 @@ func (s *Session) Close() error {
 	}
 	if s.m.acquire() == nil {
 		s.freeBuffers()
-		s.m.untrack(s)
+		untrack(s.m, &s.m.sessions, s)
 		s.m.release()
 	}
 	s.m, s.caches, s.sc = nil, nil, nil
@@ -133,7 +133,7 @@ func (s *Session) evalLast(ctx context.Context, tokens []int32, rows int) ([]flo
 			q.logits, q.out = b0+n-first, out[(first-lo)*V:(b0+n-lo)*V]
 		}
 		if s.m.rank != nil { // one rank of a multi-process pipeline (rank.go)
-			if err := s.m.rank.batch(s, q.tokens, n-q.logits, q.logits, q.out); err != nil {
+			if err := s.m.rank.batch(s, q.tokens, q.logits, q.out); err != nil {
 				return nil, wrapf(err, "eval tokens %d..%d at position %d", b0, b0+n-1, s.pos)
 			}
 			continue
