@@ -13,7 +13,11 @@
 // a "backend:" or device-specific prefix.
 package backend
 
-import "github.com/infergo/infer/tensor"
+import (
+	"io"
+
+	"github.com/infergo/infer/tensor"
+)
 
 // A Buffer is a 2-D tensor of Rows() rows of Cols() elements of DType(), resident on one
 // Device. Row r starts at byte r*DType().RowBytes(Cols()).
@@ -109,6 +113,15 @@ type Transferer interface {
 	// TransferFrom enqueues dst = src where src lives on another device; ok is false
 	// when the device has no direct path from src's device.
 	TransferFrom(dst, src Buffer) (ok bool, err error)
+}
+
+// ReaderUploader is an optional Device upgrade for loading weights: UploadFrom copies
+// src's bytes (all of dst's rows, src.Size() of them) into dst reading them with
+// src.ReadAt, so that a model file's tensors reach the device without the file's memory
+// mapping being faulted in page by page. Like Upload, it may return before the copy is
+// done.
+type ReaderUploader interface {
+	UploadFrom(dst Buffer, src *io.SectionReader) error
 }
 
 // SharedAllocator is an optional Device upgrade for the hidden-state buffers at stage

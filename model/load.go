@@ -197,10 +197,22 @@ func (m *Model) tensor(st *stage, name string, matrix bool, dims []int) (backend
 		return nil, fmt.Errorf("tensor %q: %w", name, err)
 	}
 	st.bufs = append(st.bufs, b)
-	if err := st.dev.Upload(b, data); err != nil {
+	if err := m.upload(st.dev, b, ti, data); err != nil {
 		return nil, fmt.Errorf("tensor %q: %w", name, err)
 	}
 	return b, nil
+}
+
+// upload copies ti's data into b: read from the file when the device can take it that
+// way (a GPU: the weights then never pass through the file's memory mapping, whose page
+// faults would cost more than the copy), else from the mapped bytes data.
+func (m *Model) upload(dev backend.Device, b backend.Buffer, ti gguf.TensorInfo, data []byte) error {
+	if ru, ok := dev.(backend.ReaderUploader); ok {
+		if sr, ok := m.file.TensorSection(ti); ok {
+			return ru.UploadFrom(b, sr)
+		}
+	}
+	return dev.Upload(b, data)
 }
 
 func sameDims(got []uint64, want []int) bool {

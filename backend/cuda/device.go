@@ -140,6 +140,7 @@ func openWith(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 
 // open is Open with the PTX source given (tests may load freshly compiled PTX).
 func open(ordinal int, ptx ptxSource) (*Device, error) {
+	go cublasLoad() // dlopen's relocations of libcublas(Lt) overlap cuInit and the context's creation
 	if err := load(); err != nil {
 		return nil, err
 	}

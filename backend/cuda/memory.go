@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"io"
 	"unsafe"
 
 	"github.com/infergo/infer/backend"
@@ -118,16 +119,27 @@ func (d *Device) MemInfo() (free, total uint64, err error) {
 // Upload copies src, the raw bytes of all of dst's rows, into dst through pinned staging
 // memory. It returns once src has been copied out; the device copy may still be queued.
 func (d *Device) Upload(dst backend.Buffer, src []byte) error {
-	b := d.buffer(dst, "Upload's destination")
-	if len(src) != b.Bytes() {
-		return fmt.Errorf("cuda: upload to %v (%d, %d): %d bytes given, %d needed", b.dt, b.rows, b.cols, len(src), b.Bytes())
+	return d.upload(d.buffer(dst, "Upload's destination"), memPayload(src))
+}
+
+// UploadFrom is Upload reading the bytes from src (a tensor's section of a model file)
+// straight into the pinned staging slots, several slots at once, so the file's memory
+// mapping is never faulted in: it implements backend.ReaderUploader.
+func (d *Device) UploadFrom(dst backend.Buffer, src *io.SectionReader) error {
+	return d.upload(d.buffer(dst, "UploadFrom's destination"), readerPayload{src})
+}
+
+// upload copies src into b through the staging ring.
+func (d *Device) upload(b *Buffer, src payload) error {
+	if src.size() != b.Bytes() {
+		return fmt.Errorf("cuda: upload to %v (%d, %d): %d bytes given, %d needed", b.dt, b.rows, b.cols, src.size(), b.Bytes())
 	}
 	err := d.do(func() error {
-		if len(src) > 2*d.staging.slotBytes {
+		if src.size() > 2*d.staging.slotBytes {
 			d.staging.grow(stagingMaxSlots)
 		}
-		for off := 0; off < len(src); {
-			n, err := d.staging.put(src[off:], C.CUdeviceptr(b.ptr+uint64(off)), d.stream)
+		for off := 0; off < src.size(); {
+			n, err := d.staging.put(src, off, C.CUdeviceptr(b.ptr+uint64(off)), d.stream)
 			if err != nil {
 				return err
 			}
@@ -136,7 +148,7 @@ func (d *Device) Upload(dst backend.Buffer, src []byte) error {
 		return d.markWritten()
 	})
 	if err != nil {
-		return fmt.Errorf("cuda: upload %d bytes to %s: %w", len(src), d.name, err)
+		return fmt.Errorf("cuda: upload %d bytes to %s: %w", src.size(), d.name, err)
 	}
 	return nil
 }
@@ -232,20 +244,24 @@ func (s *staging) grow(n int) {
 	}
 }
 
-// put copies a prefix of src into the next round of slots (up to half the ring, one
+// put copies src's bytes from from on into the next round of slots (up to half the ring, one
 // goroutine per slot) and queues their copies to dst; it returns the number of bytes
 // taken. The slots of the round before stay busy on the device meanwhile.
-func (s *staging) put(src []byte, dst C.CUdeviceptr, stream C.CUstream) (int, error) {
-	k := roundSlots(len(src), s.slotBytes, len(s.slots))
+func (s *staging) put(src payload, from int, dst C.CUdeviceptr, stream C.CUstream) (int, error) {
+	rest := src.size() - from
+	k := roundSlots(rest, s.slotBytes, len(s.slots))
 	s.pieces = s.pieces[:0]
 	for i := range k {
 		sl := &s.slots[(s.next+i)%len(s.slots)]
 		if err := check("cuEventSynchronize", C.cu_event_synchronize(sl.done)); err != nil {
 			return 0, err
 		}
-		s.pieces = append(s.pieces, sl.mem[:min(len(sl.mem), len(src)-i*s.slotBytes)])
+		s.pieces = append(s.pieces, sl.mem[:min(len(sl.mem), rest-i*s.slotBytes)])
 	}
-	n := fillPieces(s.pieces, src)
+	n, err := fillPieces(s.pieces, src, from)
+	if err != nil {
+		return 0, err
+	}
 	off := 0
 	for i, p := range s.pieces {
 		sl := &s.slots[(s.next+i)%len(s.slots)]

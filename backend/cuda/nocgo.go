@@ -10,6 +10,7 @@ package cuda
 
 import (
 	"fmt"
+	"io"
 	"time"
 	"unsafe"
 
@@ -116,6 +117,9 @@ func (d *Device) Free(buf backend.Buffer) {}
 
 // Upload fails.
 func (d *Device) Upload(dst backend.Buffer, src []byte) error { return errNoCgo }
+
+// UploadFrom fails.
+func (d *Device) UploadFrom(dst backend.Buffer, src *io.SectionReader) error { return errNoCgo }
 
 // Download fails.
 func (d *Device) Download(dst []byte, src backend.Buffer) error { return errNoCgo }

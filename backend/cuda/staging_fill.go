@@ -1,6 +1,11 @@
 package cuda
 
-import "sync"
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
 
 // fillMinBytes is the smallest payload fillPieces copies on several goroutines: below
 // it, starting them costs more than the copy.
@@ -14,36 +19,74 @@ func roundSlots(n, slotBytes, ring int) int {
 	return max(1, min(need, ring/2))
 }
 
-// fillPieces copies the head of src into pieces in order, each piece taking len(piece)
-// bytes (the last what is left), and returns the bytes copied. Pieces are copied on
-// their own goroutines when the payload is large enough.
-func fillPieces(pieces [][]byte, src []byte) int {
+// payload is the source of an upload: bytes in memory, or a section of a file read
+// with ReadAt (no memory mapping involved).
+type payload interface {
+	size() int
+	// readAt fills p with the payload's bytes from off on; off+len(p) <= size().
+	readAt(p []byte, off int) error
+}
+
+// memPayload is an upload from memory.
+type memPayload []byte
+
+func (m memPayload) size() int { return len(m) }
+
+func (m memPayload) readAt(p []byte, off int) error {
+	copy(p, m[off:])
+	return nil
+}
+
+// readerPayload is an upload read from a file section.
+type readerPayload struct{ r *io.SectionReader }
+
+func (r readerPayload) size() int { return int(r.r.Size()) }
+
+func (r readerPayload) readAt(p []byte, off int) error {
+	if n, err := r.r.ReadAt(p, int64(off)); n < len(p) {
+		return fmt.Errorf("read %d bytes at %d: %w", len(p), off, errors.Join(err, io.ErrUnexpectedEOF))
+	}
+	return nil
+}
+
+// fillPieces copies src's bytes from from on into pieces in order, each piece taking
+// len(piece) bytes (the last what is left), and returns the bytes copied. Pieces are
+// filled on their own goroutines when the payload is large enough.
+func fillPieces(pieces [][]byte, src payload, from int) (int, error) {
 	total := 0
 	for _, p := range pieces {
 		total += len(p)
 	}
-	total = min(total, len(src))
+	total = min(total, src.size()-from)
 	if len(pieces) < 2 || total < fillMinBytes {
 		off := 0
 		for _, p := range pieces {
-			off += copy(p, src[off:])
+			p = p[:min(len(p), total-off)]
+			if err := src.readAt(p, from+off); err != nil {
+				return 0, err
+			}
+			off += len(p)
 		}
-		return off
+		return off, nil
 	}
 	var wg sync.WaitGroup
-	off := len(pieces[0])
-	for _, p := range pieces[1:] {
-		if off >= len(src) {
+	errs := make([]error, len(pieces))
+	off := 0
+	for i, p := range pieces {
+		if off >= total {
 			break
 		}
+		p, at := p[:min(len(p), total-off)], from+off
 		wg.Add(1)
-		go func(p, s []byte) {
+		go func() {
 			defer wg.Done()
-			copy(p, s)
-		}(p, src[off:])
+			errs[i] = src.readAt(p, at)
+		}()
 		off += len(p)
 	}
-	copy(pieces[0], src)
 	wg.Wait()
-	return total
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	return total, nil
 }

@@ -1,7 +1,9 @@
 package gguf
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"syscall"
 )
@@ -16,6 +18,7 @@ type File struct {
 
 	data    []byte         // the whole file: a read-only mapping (Open) or the caller's bytes
 	mapped  bool           // data is a mapping to release in Close
+	fd      *os.File       // the open file (Open), read by TensorSection
 	keys    map[string]int // index into KV
 	tensors map[string]int // index into Tensors
 }
@@ -38,7 +41,16 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	defer fd.Close()
+	f, err := mapFile(path, fd)
+	if err != nil {
+		return nil, errors.Join(err, fd.Close())
+	}
+	f.fd = fd
+	return f, nil
+}
+
+// mapFile maps fd, the file at path, and parses it.
+func mapFile(path string, fd *os.File) (*File, error) {
 	st, err := fd.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
@@ -97,18 +109,21 @@ func (e *notGGUF) Error() string { return e.msg }
 // Is reports whether target is ErrFormat, for an empty file.
 func (e *notGGUF) Is(target error) bool { return e.format && target == ErrFormat }
 
-// Close releases the mapping made by Open; tensor data must not be used afterwards.
-// It does nothing for a File made by Parse.
+// Close releases the mapping and the file opened by Open; tensor data must not be used
+// afterwards. It does nothing for a File made by Parse.
 func (f *File) Close() error {
-	if !f.mapped || f.data == nil {
-		return nil
+	var errs []error
+	if f.fd != nil {
+		errs = append(errs, f.fd.Close())
+		f.fd = nil
 	}
-	err := syscall.Munmap(f.data)
-	f.data, f.mapped = nil, false
-	if err != nil {
-		return fmt.Errorf("gguf: munmap: %w", err)
+	if f.mapped && f.data != nil {
+		if err := syscall.Munmap(f.data); err != nil {
+			errs = append(errs, fmt.Errorf("gguf: munmap: %w", err))
+		}
+		f.data, f.mapped = nil, false
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // Size returns the size of the file in bytes.
@@ -144,6 +159,17 @@ func (f *File) Tensor(name string) (TensorInfo, bool) {
 		return TensorInfo{}, false
 	}
 	return f.Tensors[i], true
+}
+
+// TensorSection returns a reader of ti's data that reads the file itself rather than
+// its mapping (a copy of a tensor into other memory, a GPU's staging buffers, then
+// faults in no page of the mapping); ok is false for a File made by Parse, after Close,
+// or when ti does not lie within the data section.
+func (f *File) TensorSection(ti TensorInfo) (sr *io.SectionReader, ok bool) {
+	if f.fd == nil || f.TensorData(ti) == nil {
+		return nil, false
+	}
+	return io.NewSectionReader(f.fd, f.DataOffset+int64(ti.Offset), int64(ti.Bytes())), true
 }
 
 // TensorData returns the bytes of ti's data, a slice of the file without copying. It

@@ -112,3 +112,64 @@ func TestWriteFileAtomic(t *testing.T) {
 		}
 	}
 }
+
+// TestTensorSection reads every tensor of a written file through TensorSection and
+// checks the bytes equal TensorData's; a File made by Parse, a tensor of another file
+// and a closed File have none.
+func TestTensorSection(t *testing.T) {
+	w := NewWriter()
+	w.Set("general.architecture", Str("llama"))
+	for i, n := range []int{3, 64, 1} {
+		data := make([]byte, 4*n)
+		for j := range data {
+			data[j] = byte(i*37 + j)
+		}
+		if err := w.AddTensor(string(rune('a'+i)), tensor.F32, []uint64{uint64(n)}, func(out io.Writer) error {
+			_, err := out.Write(data)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "t.gguf")
+	if err := w.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range f.Tensors {
+		sr, ok := f.TensorSection(ti)
+		if !ok {
+			t.Fatalf("tensor %s: no section", ti.Name)
+		}
+		got, err := io.ReadAll(sr)
+		if want := f.TensorData(ti); err != nil || string(got) != string(want) {
+			t.Errorf("tensor %s: section %x, %v; want %x", ti.Name, got, err, want)
+		}
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := parsed.TensorSection(parsed.Tensors[0]); ok {
+		t.Error("a File made by Parse returned a section")
+	}
+	foreign := f.Tensors[1]
+	foreign.Offset = uint64(f.Size())
+	if _, ok := f.TensorSection(foreign); ok {
+		t.Error("a tensor past the end of the file returned a section")
+	}
+	ti := f.Tensors[0]
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := f.TensorSection(ti); ok {
+		t.Error("a closed File returned a section")
+	}
+}
