@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// Version is the protocol version; every rank must speak the same one.
-const Version = 1
+// Version is the protocol version; every rank must speak the same one (2: a rank command
+// carries the count of logits rows only, 20 bytes).
+const Version = 2
 
 // Defaults of Config.
 const (
