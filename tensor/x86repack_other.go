@@ -17,7 +17,7 @@ func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 }
 
 func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4_0Repack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	dotQ4_0RepackTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {

@@ -120,7 +120,11 @@ func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 		dotQ4_0RepackTileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
-	if !hasFMA || !hasVNNI || nb <= 0 || mx < 4 || mw <= 0 {
+	if !hasFMA {
+		dotQ4_0RepackTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	if !hasVNNI || nb <= 0 || mx < 4 || mw <= 0 {
 		dotTileBy(dotQ4_0Repack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
