@@ -13,11 +13,11 @@ func dotQ5Kx86(n int, w, x []byte) float32        { return dotQ5Kx86Go(n, w, x) 
 func dotQ6Kx86(n int, w, x []byte) float32        { return dotQ6Kx86Go(n, w, x) }
 
 func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4KRepackGemm, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	dotQ4KRepackGemmTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4_0Repack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	dotQ4_0RepackTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
@@ -29,7 +29,7 @@ func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 }
 
 func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4KRepack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	q4KTileGo(0, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {

@@ -44,6 +44,10 @@ func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 		q4KTileAVX2(true, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
+	if !hasFMA {
+		dotQ4KRepackGemmTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasVNNI || !hasFMA || nb <= 0 || mw <= 0 || mx <= 0 {
 		dotTileBy(dotQ4KRepackGemm, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
@@ -120,7 +124,11 @@ func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 		dotQ4_0RepackTileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
-	if !hasFMA || !hasVNNI || nb <= 0 || mx < 4 || mw <= 0 {
+	if !hasFMA {
+		dotQ4_0RepackTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	if !hasVNNI || nb <= 0 || mx < 4 || mw <= 0 {
 		dotTileBy(dotQ4_0Repack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
@@ -249,6 +257,10 @@ func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	if hasFMA && !hasVNNI && n >= QKK {
 		q4KTileAVX2(false, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	if !hasFMA {
+		q4KTileGo(0, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
 	dotTileBy(dotQ4KRepack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)

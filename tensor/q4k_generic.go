@@ -1,0 +1,144 @@
+package tensor
+
+// q8KPrep is one Q8_K activation block for the SWAR products of the Go Q4_K kernel:
+// x[16c+4t+h] are the words of chunk c (64 elements), byte word t of the weight's 32
+// bytes, h = 0, 1 the low nibbles' elements (even, odd), h = 2, 3 the high ones'; B the
+// sub-block bsum sums, d the block scale.
+type q8KPrep struct {
+	x [QKK / 4]uint64
+	B [8]int32
+	d float32
+}
+
+// prepBlocksK is the number of Q8_K blocks the Q4_K tile prepares at once (17.6 KB),
+// and rowGroupK the weight rows it takes against them, whose min accumulators it keeps
+// on the stack.
+const (
+	prepBlocksK = 32
+	rowGroupK   = 64
+)
+
+// prepQ8K prepares the first len(p) Q8_K blocks of x.
+func prepQ8K(p []q8KPrep, x []byte) {
+	_ = x[len(p)*q8KBytes-1]
+	for b := range p {
+		a := (*[q8KBytes]byte)(x[b*q8KBytes:])
+		q := a[q8KQs : q8KQs+QKK]
+		pb := &p[b]
+		for c := range 4 {
+			for t := range 4 {
+				e := 64*c + 8*t
+				w := (*[4]uint64)(pb.x[16*c+4*t:])
+				w[0] = word4(q[e], q[e+2], q[e+4], q[e+6])
+				w[1] = word4(q[e+1], q[e+3], q[e+5], q[e+7])
+				w[2] = word4(q[e+32], q[e+34], q[e+36], q[e+38])
+				w[3] = word4(q[e+33], q[e+35], q[e+37], q[e+39])
+			}
+		}
+		for j := range 8 {
+			pb.B[j] = q8KBsum(a, 2*j) + q8KBsum(a, 2*j+1)
+		}
+		pb.d = q8KScale(a)
+	}
+}
+
+// q4KSubSums sets s to the eight exact sub-block sums Σ q·q8 of a Q4_K block's levels
+// qs against the prepared block x: per chunk of 64 elements, the low nibbles' sum
+// (sub-block 2c) and the high nibbles' (2c+1), each in two groups of four products.
+func q4KSubSums(qs *[QKK / 2]byte, x *[QKK / 4]uint64, s *[8]int32) {
+	for c := range 4 {
+		q := (*[32]byte)(qs[32*c:])
+		xc := (*[16]uint64)(x[16*c:])
+		l0, l1, l2, l3 := le64(q[0:8]), le64(q[8:16]), le64(q[16:24]), le64(q[24:32])
+		lo0 := (l0&lanes4Lo)*xc[0] + (l0>>8&lanes4Lo)*xc[1] + (l1&lanes4Lo)*xc[4] + (l1>>8&lanes4Lo)*xc[5]
+		lo1 := (l2&lanes4Lo)*xc[8] + (l2>>8&lanes4Lo)*xc[9] + (l3&lanes4Lo)*xc[12] + (l3>>8&lanes4Lo)*xc[13]
+		hi0 := (l0>>4&lanes4Lo)*xc[2] + (l0>>12&lanes4Lo)*xc[3] + (l1>>4&lanes4Lo)*xc[6] + (l1>>12&lanes4Lo)*xc[7]
+		hi1 := (l2>>4&lanes4Lo)*xc[10] + (l2>>12&lanes4Lo)*xc[11] + (l3>>4&lanes4Lo)*xc[14] + (l3>>12&lanes4Lo)*xc[15]
+		s[2*c] = swarTop(lo0) + swarTop(lo1)
+		s[2*c+1] = swarTop(hi0) + swarTop(hi1)
+	}
+}
+
+// dotQ4KRepackGemmTileGo is the Go form of X86RepackGemmTileFunc(Q4_K): every row in
+// dotQ4KRepackGemmGo's order.
+func dotQ4KRepackGemmTileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	q4KTileGo(mx, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// q4KTileGo is the Go form of the Q4_K repacked tiles: for o < mw and i < mx,
+// dst[i*dstStride+o] is dotQ4KRepackGemmGo(n, w[o*wStride:], x[i*xStride:]) for
+// i < gemm and dotQ4KRepackGo(...) for the other rows, bit for bit: the exact sub-block
+// sums from SWAR products against activation blocks prepared once per activation row
+// and chunk (q4KSubSums), the float32 accumulators block after block as there.
+func q4KTileGo(gemm, n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	nb := n / QKK
+	if mw <= 0 || mx <= 0 {
+		return
+	}
+	_ = dst[(mx-1)*dstStride+mw-1]
+	if nb > 0 {
+		_ = w[(mw-1)*wStride+nb*q4KBytes-1]
+		_ = x[(mx-1)*xStride+nb*q8KBytes-1]
+	}
+	var p [prepBlocksK]q8KPrep
+	var accm [rowGroupK]float32
+	var s [8]int32
+	for o0 := 0; o0 < mw; o0 += rowGroupK {
+		og := min(rowGroupK, mw-o0)
+		for i := range mx {
+			d := dst[i*dstStride+o0 : i*dstStride+o0+og]
+			clear(d)
+			clear(accm[:og])
+			for b0 := 0; b0 < nb; b0 += prepBlocksK {
+				pp := p[:min(prepBlocksK, nb-b0)]
+				prepQ8K(pp, x[i*xStride+b0*q8KBytes:])
+				for o := range og {
+					wo := w[(o0+o)*wStride+b0*q4KBytes:]
+					acc, am := d[o], accm[o]
+					for b := range pp {
+						pb := &pp[b]
+						blk := (*[q4KBytes]byte)(wo[b*q4KBytes:])
+						q4KSubSums((*[QKK / 2]byte)(blk[q4KQs:]), &pb.x, &s)
+						sc, m := unpackScaleMinK4(blk[q4KScales:q4KQs])
+						if i < gemm {
+							acc, am = q4KGemmFloats(blk, pb, &s, &sc, &m, acc, am)
+							continue
+						}
+						var isum, summs int32
+						for j := range 8 {
+							isum += sc[j] * s[j]
+							summs += m[j] * pb.B[j]
+						}
+						dw, dm := float32(halfAt(blk[0:])*pb.d), float32(halfAt(blk[2:])*pb.d)
+						if v := float64(isum)*float64(dw) + float64(acc); fmafHard(v) {
+							acc = fmafTie(float32(isum), dw, acc)
+						} else {
+							acc = float32(v)
+						}
+						if v := float64(summs)*float64(dm) + float64(am); fmafHard(v) {
+							am = fmafTie(float32(summs), dm, am)
+						} else {
+							am = float32(v)
+						}
+					}
+					d[o], accm[o] = acc, am
+				}
+			}
+			for o := range og {
+				d[o] -= accm[o]
+			}
+		}
+	}
+}
+
+// q4KGemmFloats is q4KGemmBlock from the sub-block sums s, the unpacked scales sc and
+// mins m and the prepared activation block.
+func q4KGemmFloats(b *[q4KBytes]byte, pb *q8KPrep, s, sc, m *[8]int32, acc, accm float32) (float32, float32) {
+	d := float32(halfAt(b[0:]) * pb.d)
+	dm := float32(halfAt(b[2:]) * pb.d)
+	for c := range 4 {
+		acc = fmaf(float32(sc[2*c]*s[2*c]+sc[2*c+1]*s[2*c+1]), d, acc)
+		accm = fmaf(float32(m[2*c]*pb.B[2*c]+m[2*c+1]*pb.B[2*c+1]), dm, accm)
+	}
+	return acc, accm
+}
