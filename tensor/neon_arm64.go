@@ -15,6 +15,9 @@ func q8_0LanesNEON(w, x *byte, nb int, acc *[lanes8]float32, sdot bool)
 func q4_0LanesNEON(w, x *byte, nb int, acc *[lanes8]float32, sdot bool)
 
 //go:noescape
+func q5_0LanesNEON(w, x *byte, nb int, acc *[lanes8]float32, sdot bool)
+
+//go:noescape
 func q4_0RepackNEON(w, x *byte, nb int, acc float32, sdot bool) float32
 
 //go:noescape
@@ -94,6 +97,16 @@ func dotQ4_0x86(n int, w, x []byte) float32 {
 	}
 	var acc [lanes8]float32
 	q4_0LanesNEON(&w[0], &x[0], nb, &acc, hasDotProd)
+	return hsum8(&acc)
+}
+
+func dotQ5_0x86(n int, w, x []byte) float32 {
+	nb := qBlocks(n, w, x, q5_0Bytes, q8_0Bytes)
+	if !hasNEON || nb <= 0 {
+		return dotQ5_0x86Go(n, w, x)
+	}
+	var acc [lanes8]float32
+	q5_0LanesNEON(&w[0], &x[0], nb, &acc, hasDotProd)
 	return hsum8(&acc)
 }
 
@@ -330,7 +343,6 @@ func dotQ5_0(n int, w, x []byte) float32    { return dotQ5_0Go(n, w, x) }
 func dotQ5_1(n int, w, x []byte) float32    { return dotQ5_1Go(n, w, x) }
 func dotQ2K(n int, w, x []byte) float32     { return dotQ2KGo(n, w, x) }
 func dotQ3K(n int, w, x []byte) float32     { return dotQ3KGo(n, w, x) }
-func dotQ5_0x86(n int, w, x []byte) float32 { return dotQ5_0x86Go(n, w, x) }
 func dotQ4_1x86(n int, w, x []byte) float32 { return dotQ4_1x86Go(n, w, x) }
 
 func quantizeQ8_1x86(dst []byte, src []float32) { quantizeQ8_1x86Go(dst, src) }

@@ -104,6 +104,76 @@ q4ldone:
 	VST1 [V30.S4, V31.S4], (R3)
 	RET
 
+// Q5_0 block (22 bytes) at R0 against Q8_0 block at R1, both advanced: F0 = dw·dx, V3
+// the levels of elements 0-15 minus 16, V2 those of 16-31. The fifth bits qh are
+// spread to one byte per element by TBL (V24, V25: byte j/8 of qh for element j) and
+// CMTST against bit j%8 (V26), then masked to 0x10 (V27); V28 = 0x0F, V29 = 16.
+#define Q5_0LOAD \
+	HALF((R0), R5, F0); \
+	HALF((R1), R6, F1); \
+	FMULS F1, F0, F0; \
+	MOVWU 2(R0), R7; \
+	ADD   $6, R0; \
+	ADD   $2, R1; \
+	VMOV  R7, V8.S[0]; \
+	VTBL  V24.B16, [V8.B16], V9.B16; \
+	VTBL  V25.B16, [V8.B16], V10.B16; \
+	VCMTST V26.B16, V9.B16, V9.B16; \
+	VCMTST V26.B16, V10.B16, V10.B16; \
+	WAND(9, 9, 27); \
+	WAND(10, 10, 27); \
+	VLD1.P 16(R0), [V2.B16]; \
+	WAND(3, 2, 28); \
+	WUSHR8(2, 2, 4); \
+	WORR(3, 3, 9); \
+	WORR(2, 2, 10); \
+	WSUB8(3, 3, 29); \
+	WSUB8(2, 2, 29); \
+	VLD1.P 32(R1), [V4.B16, V5.B16]
+
+#define Q5_0LANES(DOT) Q5_0LOAD; LANES8(DOT, 3, 2)
+
+// func q5_0LanesNEON(w, x *byte, nb int, acc *[8]float32, sdot bool)
+// dotQ5_0x86Go's accumulator acc carried over nb ≥ 0 blocks.
+TEXT ·q5_0LanesNEON(SB), NOSPLIT, $0-33
+	MOVD  w+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  nb+16(FP), R2
+	MOVD  acc+24(FP), R3
+	MOVBU sdot+32(FP), R4
+	VLD1  (R3), [V30.S4, V31.S4]
+	MOVD  ZR, R8
+	MOVD  $0x0101010101010101, R9
+	VMOV  R8, V24.D[0]
+	VMOV  R9, V24.D[1]
+	MOVD  $0x0202020202020202, R8
+	MOVD  $0x0303030303030303, R9
+	VMOV  R8, V25.D[0]
+	VMOV  R9, V25.D[1]
+	MOVD  $0x8040201008040201, R8
+	VMOV  R8, V26.D[0]
+	VMOV  R8, V26.D[1]
+	VMOVI $16, V27.B16
+	VMOVI $15, V28.B16
+	VMOVI $16, V29.B16
+	CBZ   R2, q5ldone
+	CBZ   R4, q5lneon
+
+q5lsdot:
+	Q5_0LANES(DOTS)
+	SUBS $1, R2, R2
+	BNE  q5lsdot
+	B    q5ldone
+
+q5lneon:
+	Q5_0LANES(DOTN)
+	SUBS $1, R2, R2
+	BNE  q5lneon
+
+q5ldone:
+	VST1 [V30.S4, V31.S4], (R3)
+	RET
+
 // Exact block sum of a loaded block into S6 as float32: V6 = Σ lanes of wa·V4 + wb·V5.
 #define BLOCKSUM(DOTA, wa, wb) \
 	WEOR(6, 6, 6); \
