@@ -43,15 +43,20 @@ test-levels:
 # test-arm64: the module builds and vets without cgo (backend/cuda then reports "no CUDA
 # driver"), builds for linux/arm64 and darwin/arm64 without cgo, and where
 # qemu user emulation is installed (make qemu-deps) the kernel packages' tests pass on
-# arm64 under it.
+# arm64 under it, at both NEON levels: a CPU with the dot-product instructions (-cpu max,
+# level neon-dotprod) and one without (cortex-a53, level neon). The portable level is
+# the same Go code as on amd64 (test-levels); -tags infer_neon caps an arm64 machine
+# with SDOT at neon.
 test-arm64:
 	CGO_ENABLED=0 $(GO) build ./... && CGO_ENABLED=0 $(GO) vet ./...
 	GOARCH=arm64 $(GO) vet ./...
 	GOOS=linux GOARCH=arm64 CGO_ENABLED=0 $(GO) build ./...
 	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/infer
 	@if command -v $(QEMU_ARM64) >/dev/null 2>&1; then \
-		echo "GOARCH=arm64 $(GO) test -exec $(QEMU_ARM64) $(LEVEL_PKGS)"; \
-		GOARCH=arm64 $(GO) test -timeout 20m -exec $(QEMU_ARM64) $(LEVEL_PKGS); \
+		echo "GOARCH=arm64 $(GO) test -exec '$(QEMU_ARM64) -cpu max' $(LEVEL_PKGS)"; \
+		GOARCH=arm64 $(GO) test -timeout 20m -exec '$(QEMU_ARM64) -cpu max' $(LEVEL_PKGS) && \
+		echo "GOARCH=arm64 $(GO) test -exec '$(QEMU_ARM64) -cpu cortex-a53' $(LEVEL_PKGS)" && \
+		GOARCH=arm64 $(GO) test -timeout 20m -exec '$(QEMU_ARM64) -cpu cortex-a53' $(LEVEL_PKGS); \
 	else \
 		echo "test-arm64: $(QEMU_ARM64) not installed (make qemu-deps): arm64 tests skipped"; \
 	fi

@@ -16,6 +16,15 @@ func sgemm2x2F32NEON(w *float32, ws int, x *float32, xs int, nx2, nblk int, dst 
 //go:noescape
 func vecDotF32RowsNEON(w *float32, ws int, x *float32, n, rows int, dst *float32)
 
+//go:noescape
+func sgemmF16F32BlocksNEON(a *uint16, b *float32, nblk int) float32
+
+//go:noescape
+func sgemm2x2F16NEON(w *uint16, ws int, x *float32, xs int, nx2, nblk int, dst *float32, ds int)
+
+//go:noescape
+func vecDotF16F32RowsNEON(w *uint16, ws int, x *float32, n, rows int, dst *float32)
+
 // vecDotF32Fast returns vecDotF32(a, b, n) computed with vecDotF32RowsNEON when there
 // is no block cut short by padding, and ok false otherwise.
 func vecDotF32Fast(a, b []float32, n int) (float32, bool) {
@@ -37,12 +46,12 @@ func sgemmF32Fast(a, b []float32) (float32, bool) {
 	return sgemmF32BlocksNEON(&a[0], &b[0], nb), true
 }
 
-// neonTile returns the NEON tile form of mulMatDot's dot for F32 weights, or nil.
+// neonTile returns the NEON tile form of mulMatDot's dot for F32 and F16 weights, or nil.
 func neonTile(wt tensor.DType, sgemm bool) tileFunc {
 	if !useNEON {
 		return nil
 	}
-	return pickTile(wt, sgemm, sgemmTileF32NEON, vecDotTileF32NEON, nil, nil)
+	return pickTile(wt, sgemm, sgemmTileF32NEON, vecDotTileF32NEON, sgemmTileF16NEON, vecDotTileF16NEON)
 }
 
 // sgemmTileF32NEON sets dst[i·dstStride+o] = sgemmF32(w row o, x row i) for o < mw,
@@ -54,4 +63,16 @@ func sgemmTileF32NEON(n int, w []byte, wStride, mw int, x []byte, xStride, mx in
 // vecDotTileF32NEON sets dst[i·dstStride+o] = vecDotF32(w row o, x row i, n).
 func vecDotTileF32NEON(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	vecDotTileRows(vecDotF32RowsNEON, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// sgemmTileF16NEON is sgemmTileF32NEON over F16 weight rows and activation rows of F16
+// values widened to float32 (sgemmF16; f16WideX).
+func sgemmTileF16NEON(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	sgemmTile2x2(sgemm2x2F16NEON, sgemmF16F32BlocksNEON, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// vecDotTileF16NEON sets dst[i·dstStride+o] = vecDotF16(w row o, x row i) over n
+// elements, x holding F16 values widened to float32 (f16WideX).
+func vecDotTileF16NEON(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	vecDotTileRows(vecDotF16F32RowsNEON, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
