@@ -16,6 +16,18 @@
 #define MV_ROWS_1 4
 #define MV_ROWS_2 2
 
+// MV_STREAM_UNROLL is how many steps of a row mv_stream's warps overlap (it holds their
+// weights in registers at once); MV_MIN_BLOCKS the blocks of the 1- and 2-row
+// quantized kernels an SM must hold at once (__launch_bounds__: at most 64 registers a
+// thread for 8), so that the 1024 blocks of a 4096-row matrix run in one wave on 132 SMs.
+#ifndef MV_STREAM_UNROLL
+#define MV_STREAM_UNROLL 1
+#endif
+#ifndef MV_MIN_BLOCKS
+#define MV_MIN_BLOCKS 8
+#endif
+static constexpr int kStreamUnroll = MV_STREAM_UNROLL;
+
 // block_reduce adds the MV_WARPS warps' acc[R·NC] and writes the sums to dst (n, rows):
 // dst[c·rows + row0 + r] for r < nr, c < nc; add, unless null, gets the sums added too
 // (the residual epilogue: add += dst).
@@ -110,7 +122,7 @@ static __device__ void mv_q8(float *__restrict__ dst, float *add, const u8 *__re
 	block_reduce<R, NC>(acc, dst, add, rows, row0, nr, nc);
 }
 
-// ---- the streaming path: every block format but Q2_K and Q3_K ----
+// ---- the streaming path: every block format ----
 //
 // mv_q8 reads a few bytes a lane per load (the 18- and 34-byte blocks allow only 2-byte
 // aligned loads), too many loads for too few bytes to stream at HBM bandwidth. mv_stream
@@ -392,6 +404,84 @@ struct Q5_KS {
 	}
 };
 
+// Q2_K: lane l takes the 16 quant bytes qs[16t..] (t = p/2, p = l%8) of super-block
+// l/8 and of them the 2-bit fields j and j+1 (j = 2(p%2)): elements 128n + 32j + 16h..
+// (run a0) and 128n + 32(j+1) + 16h.. (a1), n = t/2, h = t%2. 84-byte super-blocks.
+struct Q2_KS {
+	enum { QK = 256, BYTES = 84, ONE_SCALE = 0 };
+	struct W {
+		u32 q[4];
+		int sc0, sc1, j;
+		float d, dmin;
+	};
+	static __device__ __forceinline__ void runs(int l, int &a0, int &a1) {
+		const int p = l % 8, t = p / 2;
+		a0 = 256 * (l / 8) + 128 * (t / 2) + 64 * (p % 2) + 16 * (t % 2), a1 = a0 + 32;
+	}
+	static __device__ __forceinline__ bool ok(const u8 *) { return true; }
+	static __device__ __forceinline__ W load(const u8 *s, int l) {
+		const int p = l % 8, t = p / 2, n = t / 2, h = t % 2, j = 2 * (p % 2);
+		const u8 *b = s + 84 * (l / 8);
+		W v;
+		ld_a2<1>(b + 16 + 16 * t, v.q);
+		v.sc0 = b[8 * n + 2 * j + h], v.sc1 = b[8 * n + 2 * j + 2 + h], v.j = j;
+		v.d = half_at(b + 80), v.dmin = half_at(b + 82);
+		return v;
+	}
+	static __device__ __forceinline__ float dot(const W &v, const uint4 &xa, const uint4 &xb, float dxa, float dxb) {
+		const u32 s0 = 2 * v.j, s1 = s0 + 2;
+		u32 w0[4], w1[4];
+#pragma unroll
+		for (int i = 0; i < 4; i++) w0[i] = (v.q[i] >> s0) & 0x03030303, w1[i] = (v.q[i] >> s1) & 0x03030303;
+		const int t0 = dot16(w0, xa, 0), t1 = dot16(w1, xb, 0), n0 = ones16(xa, 0), n1 = ones16(xb, 0);
+		return dxa * (v.d * i2f((v.sc0 & 0xF) * t0) - v.dmin * i2f((v.sc0 >> 4) * n0)) +
+		       dxb * (v.d * i2f((v.sc1 & 0xF) * t1) - v.dmin * i2f((v.sc1 >> 4) * n1));
+	}
+};
+
+// q3k_scale is the 6-bit scale (less 32) of sub-block is (0..15) of a Q3_K super-block
+// whose 12 packed scale bytes are at s.
+static __device__ __forceinline__ int q3k_scale(const u8 *s, int is) {
+	const int grp = is / 4, k = is % 4;
+	const int low = s[(grp & 1) ? 4 + k : k];
+	return ((grp < 2 ? low & 0xF : low >> 4) | (((s[8 + k] >> (2 * grp)) & 3) << 4)) - 32;
+}
+
+// Q3_K: lane l takes elements as Q2_K's (its low 2 bits, from qs at 32), with their
+// high bits from hmask[16h..] (bits 4n+j and 4n+j+1). 110-byte super-blocks.
+struct Q3_KS {
+	enum { QK = 256, BYTES = 110, ONE_SCALE = 0 };
+	struct W {
+		u32 q[4], hm[4];
+		int sc0, sc1, j, n;
+		float d;
+	};
+	static __device__ __forceinline__ void runs(int l, int &a0, int &a1) { Q2_KS::runs(l, a0, a1); }
+	static __device__ __forceinline__ bool ok(const u8 *) { return true; }
+	static __device__ __forceinline__ W load(const u8 *s, int l) {
+		const int p = l % 8, t = p / 2, n = t / 2, h = t % 2, j = 2 * (p % 2);
+		const u8 *b = s + 110 * (l / 8);
+		W v;
+		ld_a2<1>(b + 32 + 16 * t, v.q);
+		ld_a2<1>(b + 16 * h, v.hm);
+		v.sc0 = q3k_scale(b + 96, 8 * n + 2 * j + h), v.sc1 = q3k_scale(b + 96, 8 * n + 2 * j + 2 + h);
+		v.j = j, v.n = n;
+		v.d = half_at(b + 108);
+		return v;
+	}
+	static __device__ __forceinline__ float dot(const W &v, const uint4 &xa, const uint4 &xb, float dxa, float dxb) {
+		const u32 s0 = 2 * v.j, s1 = s0 + 2, h0 = 4 * v.n + v.j, h1 = h0 + 1;
+		u32 w0[4], w1[4];
+#pragma unroll
+		for (int i = 0; i < 4; i++) {
+			w0[i] = ((v.q[i] >> s0) & 0x03030303) | (((v.hm[i] >> h0) & 0x01010101) << 2);
+			w1[i] = ((v.q[i] >> s1) & 0x03030303) | (((v.hm[i] >> h1) & 0x01010101) << 2);
+		}
+		const int t0 = dot16(w0, xa, 0) - 4 * ones16(xa, 0), t1 = dot16(w1, xb, 0) - 4 * ones16(xb, 0);
+		return v.d * (dxa * i2f(v.sc0) * i2f(t0) + dxb * i2f(v.sc1) * i2f(t1));
+	}
+};
+
 // Q6_K: lane l takes the 16 bytes ql[16p..] (p = l%8) of super-block l/8, and the 16
 // bytes of qh with their high bits: elements 128n + 32k + 16(p%2).. for k = kb (lo
 // nibbles) and kb+2 (hi nibbles), n = p/4, kb = (p/2)%2. Super-blocks are 210 bytes, so
@@ -450,6 +540,8 @@ STREAM_OF(Q4_1W, Q4_1S)
 STREAM_OF(Q5_0W, Q5_0S)
 STREAM_OF(Q5_1W, Q5_1S)
 STREAM_OF(Q8_0W, Q8_0S)
+STREAM_OF(Q2_KW, Q2_KS)
+STREAM_OF(Q3_KW, Q3_KS)
 STREAM_OF(Q4_KW, Q4_KS)
 STREAM_OF(Q5_KW, Q5_KS)
 STREAM_OF(Q6_KW, Q6_KS)
@@ -475,7 +567,7 @@ static __device__ void mv_stream(float *__restrict__ dst, float *add, const u8 *
 	for (int r = 0; r < R; r++)
 #pragma unroll
 		for (int c = 0; c < NC; c++) acc[r][c] = 0.0f;
-#pragma unroll 2
+#pragma unroll (kStreamUnroll)
 	for (int e0 = 1024 * warp; e0 < cols; e0 += 1024 * MV_WARPS) {
 		if (e0 + a0 < cols) { // the lane's block or super-block lies in the row
 			typename S::W wv[R];
@@ -607,7 +699,7 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 
 // Quantized weights, fused: mv_fused_<type>(MV_FUSED_ARGS, xq, xd), MV_ROWS_1 rows a block.
 #define MV_FUSED_Q8_ENTRY(name) \
-	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP) \
+	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MV_MINB_##name) \
 	    mv_fused_##name(MV_FUSED_ARGS, const signed char *xq, const float *xd) { \
 		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, rows0, rows1, rows2, end0, end1); \
 		mv_any<T_##name, 1, MV_ROWS_1>(s.dst, add, s.w, xq, xd, s.rows, cols, 1, s.blk); \
@@ -617,14 +709,25 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 
 // Quantized weights: mv_<type>_<NC>(dst, w, xq, xd, rows, cols, n), MV_ROWS_<NC> rows a block.
 #define MV_Q8_ARGS float *dst, const u8 *w, const signed char *xq, const float *xd, int rows, int cols, int n
-#define MV_Q8_ENTRY(name, NC, R) \
-	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP) mv_##name##_##NC(MV_Q8_ARGS) { \
+#define MV_Q8_ENTRY(name, NC, R, MINB) \
+	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MINB) mv_##name##_##NC(MV_Q8_ARGS) { \
 		mv_any<T_##name, NC, R>(dst, nullptr, w, xq, xd, rows, cols, n, blockIdx.x); \
 	}
 #define MV_QUANT(name, T) \
 	typedef T T_##name; \
-	MV_Q8_ENTRY(name, 1, MV_ROWS_1) MV_Q8_ENTRY(name, 2, MV_ROWS_2) MV_Q8_ENTRY(name, 4, 1) MV_Q8_ENTRY(name, 8, 1) \
-	MV_FUSED_Q8_ENTRY(name)
+	MV_Q8_ENTRY(name, 1, MV_ROWS_1, MV_MINB_##name) MV_Q8_ENTRY(name, 2, MV_ROWS_2, MV_MINB_##name) \
+	MV_Q8_ENTRY(name, 4, 1, 1) MV_Q8_ENTRY(name, 8, 1, 1) MV_FUSED_Q8_ENTRY(name)
+// MV_MINB_<type>: the minimum blocks a SM of mv_<type>_1, _2 and mv_fused_<type>.
+#define MV_MINB_q4_0 MV_MIN_BLOCKS
+#define MV_MINB_q4_1 MV_MIN_BLOCKS
+#define MV_MINB_q5_0 MV_MIN_BLOCKS
+#define MV_MINB_q5_1 MV_MIN_BLOCKS
+#define MV_MINB_q8_0 MV_MIN_BLOCKS
+#define MV_MINB_q2_k MV_MIN_BLOCKS
+#define MV_MINB_q3_k MV_MIN_BLOCKS
+#define MV_MINB_q4_k MV_MIN_BLOCKS
+#define MV_MINB_q5_k MV_MIN_BLOCKS
+#define MV_MINB_q6_k MV_MIN_BLOCKS
 FOR_EACH_QUANT(MV_QUANT)
 
 // Float weights: mv_<type>_<NC>(dst, w, x, rows, cols, n), one row a block.
