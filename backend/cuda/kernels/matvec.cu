@@ -20,8 +20,11 @@
 // weights in registers at once); MV_MIN_BLOCKS the blocks of the 1- and 2-row
 // quantized kernels an SM must hold at once (__launch_bounds__: at most 64 registers a
 // thread for 8), so that the 1024 blocks of a 4096-row matrix run in one wave on 132 SMs.
+// Of (1, 1), (1, 8), (2, 1), (2, 8) on an H200, (2, 8) was fastest over the benchmarked
+// shapes (BenchmarkMatVec) and for Q4_0, Q4_1, Q2_K, Q4_K, Q5_K; Q6_K and Q3_K were
+// faster with 1 block (they spill under 64 registers), Q5_0 and Q5_1 with (1, 8).
 #ifndef MV_STREAM_UNROLL
-#define MV_STREAM_UNROLL 1
+#define MV_STREAM_UNROLL 2
 #endif
 #ifndef MV_MIN_BLOCKS
 #define MV_MIN_BLOCKS 8
