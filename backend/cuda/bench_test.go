@@ -23,6 +23,10 @@ func BenchmarkMatVec(b *testing.B) {
 			b.Run(fmt.Sprintf("%v/%dx%d", dt, s.out, s.in), func(b *testing.B) { benchMatVec(b, dt, s.out, s.in, 1) })
 		}
 	}
+	// The other block formats, on one shape.
+	for _, dt := range []tensor.DType{tensor.Q4_1, tensor.Q5_0, tensor.Q5_1, tensor.Q2_K, tensor.Q3_K, tensor.Q5_K} {
+		b.Run(fmt.Sprintf("%v/4096x4096", dt), func(b *testing.B) { benchMatVec(b, dt, 4096, 4096, 1) })
+	}
 }
 
 func benchMatVec(b *testing.B, dt tensor.DType, out, in, n int) {
@@ -31,10 +35,7 @@ func benchMatVec(b *testing.B, dt tensor.DType, out, in, n int) {
 	copies := max(2, 256<<20/wBytes) // ≥ 256 MiB of weights: several times the 60 MB L2
 	const launches = 64
 	r := rand.New(rand.NewPCG(1, 2))
-	raw := make([]byte, wBytes)
-	for i := range raw {
-		raw[i] = byte(r.Uint32())
-	}
+	raw := fillBytes(r, wBytes)
 	fixScales(dt, raw)
 	ws := make([]backend.Buffer, copies)
 	for i := range ws {
@@ -88,10 +89,14 @@ func fixScales(dt tensor.DType, raw []byte) {
 	bs := dt.BlockBytes()
 	var offs []int
 	switch dt {
-	case tensor.Q4_0, tensor.Q8_0:
+	case tensor.Q4_0, tensor.Q8_0, tensor.Q5_0:
 		offs = []int{0}
-	case tensor.Q4_K:
+	case tensor.Q4_1, tensor.Q5_1, tensor.Q4_K, tensor.Q5_K:
 		offs = []int{0, 2}
+	case tensor.Q2_K:
+		offs = []int{80, 82}
+	case tensor.Q3_K:
+		offs = []int{108}
 	case tensor.Q6_K:
 		offs = []int{208}
 	case tensor.F16:

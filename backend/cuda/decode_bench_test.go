@@ -16,7 +16,19 @@ import (
 )
 
 // profile enables TestDecodeProfile, which needs a GPU and a few GB of memory.
-var profile = flag.Bool("cuda.profile", false, "run TestDecodeProfile (per-kernel times of a 7B decode step)")
+var (
+	profile    = flag.Bool("cuda.profile", false, "run TestDecodeProfile (per-kernel times of a 7B decode step)")
+	profileMix = flag.String("cuda.profile.mix", "Q4_0,Q8_0,Q4_K,Q4_K_M,F16", "TestDecodeProfile: the `files` to profile (weight types, or Q4_K_M)")
+)
+
+// fillBytes returns n random bytes from r.
+func fillBytes(r *rand.Rand, n int) []byte {
+	raw := make([]byte, n+8)
+	for i := 0; i < n; i += 8 {
+		binary.LittleEndian.PutUint64(raw[i:], r.Uint64())
+	}
+	return raw[:n]
+}
 
 // layer7B is one llama-2-7B block on the device: projections of one weight type, an F16
 // KV cache.
@@ -44,14 +56,34 @@ const (
 	dim7B, ff7B, heads7B, layers7B, vocab7B = 4096, 11008, 32, 32, 32000
 )
 
+// mix7B is the weight types of a 7B file: base for every projection, more for v and
+// down in every other block (llama.cpp's Q4_K_M gives half of the blocks more bits
+// there), head for the output head.
+type mix7B struct {
+	name             string
+	base, more, head tensor.DType
+}
+
+// uniform7B is the mix of a file of one weight type.
+func uniform7B(wt tensor.DType) mix7B { return mix7B{wt.String(), wt, wt, wt} }
+
+// q4KM7B is the mix of a Q4_K_M file.
+var q4KM7B = mix7B{"Q4_K_M", tensor.Q4_K, tensor.Q6_K, tensor.Q6_K}
+
 // newDecode7B allocates a 7B step of one token at position ctx-1.
-func newDecode7B(tb testing.TB, d *Device, wt tensor.DType, ctx int) *decode7B {
-	return newStep7B(tb, d, wt, ctx, 1)
+func newDecode7B(tb testing.TB, d *Device, m mix7B, ctx int) *decode7B {
+	return newStepMix7B(tb, d, m, ctx, 1)
 }
 
 // newStep7B allocates a 7B step of n tokens at positions ctx-n..ctx-1: a decode step
 // for n = 1, a prompt batch from an empty cache for n = ctx.
 func newStep7B(tb testing.TB, d *Device, wt tensor.DType, ctx, n int) *decode7B {
+	return newStepMix7B(tb, d, uniform7B(wt), ctx, n)
+}
+
+// newStepMix7B is newStep7B with the weight types of m.
+func newStepMix7B(tb testing.TB, d *Device, m mix7B, ctx, n int) *decode7B {
+	wt := m.base
 	const distinct = 4
 	r := rand.New(rand.NewPCG(5, 6))
 	alloc := func(dt tensor.DType, rows, cols int, fill bool) backend.Buffer {
@@ -60,10 +92,7 @@ func newStep7B(tb testing.TB, d *Device, wt tensor.DType, ctx, n int) *decode7B 
 			tb.Fatal(err)
 		}
 		if fill {
-			raw := make([]byte, dt.RowBytes(cols)*rows)
-			for i := range raw {
-				raw[i] = byte(r.Uint32())
-			}
+			raw := fillBytes(r, dt.RowBytes(cols)*rows)
 			fixScales(dt, raw)
 			if dt == tensor.F32 {
 				x := tensor.Float32s(raw)
@@ -79,17 +108,21 @@ func newStep7B(tb testing.TB, d *Device, wt tensor.DType, ctx, n int) *decode7B 
 	}
 	s := &decode7B{d: d, kn: d, ls: make([]layer7B, distinct)}
 	for i := range s.ls {
+		vt := wt // v and down
+		if i%2 == 0 {
+			vt = m.more
+		}
 		s.ls[i] = layer7B{
 			attnNorm: alloc(tensor.F32, 1, dim7B, true), ffnNorm: alloc(tensor.F32, 1, dim7B, true),
-			wq: alloc(wt, dim7B, dim7B, true), wk: alloc(wt, dim7B, dim7B, true), wv: alloc(wt, dim7B, dim7B, true), wo: alloc(wt, dim7B, dim7B, true),
-			gate: alloc(wt, ff7B, dim7B, true), up: alloc(wt, ff7B, dim7B, true), down: alloc(wt, dim7B, ff7B, true),
+			wq: alloc(wt, dim7B, dim7B, true), wk: alloc(wt, dim7B, dim7B, true), wv: alloc(vt, dim7B, dim7B, true), wo: alloc(wt, dim7B, dim7B, true),
+			gate: alloc(wt, ff7B, dim7B, true), up: alloc(wt, ff7B, dim7B, true), down: alloc(vt, dim7B, ff7B, true),
 			kCache: alloc(tensor.F16, ctx, dim7B, false), vCache: alloc(tensor.F16, ctx, dim7B, false),
 		}
 	}
 	s.x, s.xb = alloc(tensor.F32, n, dim7B, true), alloc(tensor.F32, n, dim7B, false)
 	s.q, s.k, s.v, s.att = alloc(tensor.F32, n, dim7B, false), alloc(tensor.F32, n, dim7B, false), alloc(tensor.F32, n, dim7B, false), alloc(tensor.F32, n, dim7B, false)
 	s.g, s.u, s.h = alloc(tensor.F32, n, ff7B, false), alloc(tensor.F32, n, ff7B, false), alloc(tensor.F32, n, ff7B, false)
-	s.outNorm, s.head, s.logits = alloc(tensor.F32, 1, dim7B, true), alloc(wt, vocab7B, dim7B, true), alloc(tensor.F32, n, vocab7B, false)
+	s.outNorm, s.head, s.logits = alloc(tensor.F32, 1, dim7B, true), alloc(m.head, vocab7B, dim7B, true), alloc(tensor.F32, n, vocab7B, false)
 	s.pos = alloc(tensor.I32, n, 1, false)
 	p := make([]byte, 4*n)
 	for i := range n {
@@ -103,42 +136,44 @@ func newStep7B(tb testing.TB, d *Device, wt tensor.DType, ctx, n int) *decode7B 
 	return s
 }
 
-// segment is a group of the calls of one block, in the model's order (model/llama.go).
+// segment is a group of the calls of one block, in the model's order (model/llama.go),
+// and the weights it reads (none for most).
 type segment struct {
-	name string
-	run  func(s *decode7B, l *layer7B)
+	name    string
+	run     func(s *decode7B, l *layer7B)
+	weights func(l *layer7B) []backend.Buffer
 }
 
 var segments7B = []segment{
-	{"attn rms_norm (+q8)", func(s *decode7B, l *layer7B) { s.kn.RMSNorm(s.xb, s.x, l.attnNorm, 1e-5) }},
+	{"attn rms_norm (+q8)", func(s *decode7B, l *layer7B) { s.kn.RMSNorm(s.xb, s.x, l.attnNorm, 1e-5) }, nil},
 	{"q, k, v mat-vec", func(s *decode7B, l *layer7B) {
 		s.kn.MatMul(s.q, l.wq, s.xb)
 		s.kn.MatMul(s.k, l.wk, s.xb)
 		s.kn.MatMul(s.v, l.wv, s.xb)
-	}},
+	}, func(l *layer7B) []backend.Buffer { return []backend.Buffer{l.wq, l.wk, l.wv} }},
 	{"rope q, k", func(s *decode7B, l *layer7B) {
 		s.kn.RoPE(s.q, s.pos, s.rope)
 		s.kn.RoPE(s.k, s.pos, s.rope)
-	}},
+	}, nil},
 	{"set_rows k, v", func(s *decode7B, l *layer7B) {
 		s.kn.SetRows(l.kCache, s.k, s.pos)
 		s.kn.SetRows(l.vCache, s.v, s.pos)
-	}},
-	{"attention (+combine)", func(s *decode7B, l *layer7B) { s.kn.Attention(s.att, s.q, l.kCache, l.vCache, s.pos, s.at) }},
+	}, nil},
+	{"attention (+combine)", func(s *decode7B, l *layer7B) { s.kn.Attention(s.att, s.q, l.kCache, l.vCache, s.pos, s.at) }, nil},
 	{"o mat-vec + residual", func(s *decode7B, l *layer7B) {
 		s.kn.MatMul(s.xb, l.wo, s.att)
 		s.kn.Add(s.x, s.xb)
-	}},
-	{"ffn rms_norm (+q8)", func(s *decode7B, l *layer7B) { s.kn.RMSNorm(s.xb, s.x, l.ffnNorm, 1e-5) }},
+	}, func(l *layer7B) []backend.Buffer { return []backend.Buffer{l.wo} }},
+	{"ffn rms_norm (+q8)", func(s *decode7B, l *layer7B) { s.kn.RMSNorm(s.xb, s.x, l.ffnNorm, 1e-5) }, nil},
 	{"gate, up mat-vec", func(s *decode7B, l *layer7B) {
 		s.kn.MatMul(s.g, l.gate, s.xb)
 		s.kn.MatMul(s.u, l.up, s.xb)
-	}},
-	{"swiglu (+q8)", func(s *decode7B, l *layer7B) { s.kn.SwiGLU(s.h, s.g, s.u) }},
+	}, func(l *layer7B) []backend.Buffer { return []backend.Buffer{l.gate, l.up} }},
+	{"swiglu (+q8)", func(s *decode7B, l *layer7B) { s.kn.SwiGLU(s.h, s.g, s.u) }, nil},
 	{"down mat-vec + residual", func(s *decode7B, l *layer7B) {
 		s.kn.MatMul(s.xb, l.down, s.h)
 		s.kn.Add(s.x, s.xb)
-	}},
+	}, func(l *layer7B) []backend.Buffer { return []backend.Buffer{l.down} }},
 }
 
 // on runs fn with the step's kernels issued through k (a capture's).
@@ -163,9 +198,34 @@ func (s *decode7B) headStep() {
 	s.kn.MatMul(s.logits, s.head, s.xb)
 }
 
+// bufBytes is the bytes of bs.
+func bufBytes(bs ...backend.Buffer) float64 {
+	var n float64
+	for _, b := range bs {
+		n += float64(b.DType().RowBytes(b.Cols()) * b.Rows())
+	}
+	return n
+}
+
+// segBytes is the bytes of weights segment sg streams in one step of the 32 blocks.
+func (s *decode7B) segBytes(sg segment) float64 {
+	if sg.weights == nil {
+		return 0
+	}
+	var n float64
+	for i := range layers7B {
+		n += bufBytes(sg.weights(&s.ls[i%len(s.ls)])...)
+	}
+	return n
+}
+
 // weightBytes is the bytes of weights one step of the 32 blocks streams.
-func weightBytes(wt tensor.DType) float64 {
-	return float64(layers7B) * float64(4*wt.RowBytes(dim7B)*dim7B+3*wt.RowBytes(dim7B)*ff7B)
+func (s *decode7B) weightBytes() float64 {
+	var n float64
+	for _, sg := range segments7B {
+		n += s.segBytes(sg)
+	}
+	return n
 }
 
 // BenchmarkDecodeLayer records the kernels of one batch-1 decode step through a
@@ -176,6 +236,9 @@ func BenchmarkDecodeLayer(b *testing.B) {
 	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.F16} {
 		b.Run(fmt.Sprintf("%v/ctx=512/graph", wt), func(b *testing.B) { benchDecodeLayer(b, wt, 512, true) })
 	}
+	b.Run("Q4_K_M/ctx=512/graph", func(b *testing.B) {
+		benchDecodeLayerMix(b, q4KM7B, 512, true, func(*Device) {})
+	})
 	b.Run("Q4_0/ctx=4096/graph", func(b *testing.B) { benchDecodeLayer(b, tensor.Q4_0, 4096, true) })
 	b.Run("Q4_0/ctx=512/eager", func(b *testing.B) { benchDecodeLayer(b, tensor.Q4_0, 512, false) })
 	b.Run("Q4_0/ctx=512/graph/after-prefill", func(b *testing.B) { // a decode after its prompt
@@ -229,9 +292,14 @@ func prefill7B(b *testing.B, d *Device, wt tensor.DType) {
 
 // benchDecodeLayerSetup is benchDecodeLayer on a device prepared by setup.
 func benchDecodeLayerSetup(b *testing.B, wt tensor.DType, ctx int, graphed bool, setup func(*Device)) {
+	benchDecodeLayerMix(b, uniform7B(wt), ctx, graphed, setup)
+}
+
+// benchDecodeLayerMix is benchDecodeLayerSetup with the weight types of m.
+func benchDecodeLayerMix(b *testing.B, m mix7B, ctx int, graphed bool, setup func(*Device)) {
 	d := openTest(b)
 	setup(d)
-	s := newDecode7B(b, d, wt, ctx)
+	s := newDecode7B(b, d, m, ctx)
 	step := func() { s.layers(len(segments7B)) }
 	step() // warm-up, outside the graph: scratch allocations
 	run := step
@@ -246,7 +314,7 @@ func benchDecodeLayerSetup(b *testing.B, wt tensor.DType, ctx int, graphed bool,
 	el := timeDevice(b, d, run)
 	b.ReportMetric(el.Seconds()/layers7B*1e6, "us/layer")
 	b.ReportMetric(1/el.Seconds(), "tok/s(32layers)")
-	b.ReportMetric(weightBytes(wt)/el.Seconds()/1e9, "GB/s(weights)")
+	b.ReportMetric(s.weightBytes()/el.Seconds()/1e9, "GB/s(weights)")
 }
 
 // TestDecodeProfile times a 7B decode step (ctx 512, F16 cache) segment by segment: the
@@ -258,8 +326,16 @@ func TestDecodeProfile(t *testing.T) {
 		t.Skip("cuda: -cuda.profile not set")
 	}
 	d := openTest(t)
-	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.F16} {
-		s := newDecode7B(t, d, wt, 512)
+	for _, name := range strings.Split(*profileMix, ",") {
+		m := q4KM7B
+		if name != m.name {
+			wt, err := tensor.ParseDType(name)
+			if err != nil {
+				t.Fatalf("-cuda.profile.mix: %v", err)
+			}
+			m = uniform7B(wt)
+		}
+		s := newDecode7B(t, d, m, 512)
 		times := make([]time.Duration, len(segments7B)+1)
 		for k := 1; k <= len(segments7B); k++ {
 			times[k] = graphTime(t, d, s, func() { s.layers(k) })
@@ -267,15 +343,15 @@ func TestDecodeProfile(t *testing.T) {
 		head := graphTime(t, d, s, s.headStep)
 		step := times[len(segments7B)] + head
 		var tb strings.Builder
-		fmt.Fprintf(&tb, "%v decode step (32 layers + head), ctx 512: %.1f us = %.1f tok/s; weights %.2f GB at %.0f GB/s\n",
-			wt, micros(step), 1/step.Seconds(), (weightBytes(wt)+float64(wt.RowBytes(dim7B)*vocab7B))/1e9,
-			(weightBytes(wt)+float64(wt.RowBytes(dim7B)*vocab7B))/step.Seconds()/1e9)
-		fmt.Fprintf(&tb, "| segment | us/layer | us/step | %% of step |\n|---|---:|---:|---:|\n")
+		all := s.weightBytes() + bufBytes(s.head)
+		fmt.Fprintf(&tb, "%s decode step (32 layers + head), ctx 512: %.1f us = %.1f tok/s; weights %.2f GB at %.0f GB/s\n",
+			m.name, micros(step), 1/step.Seconds(), all/1e9, all/step.Seconds()/1e9)
+		fmt.Fprintf(&tb, "| segment | us/layer | us/step | %% of step | weights GB/s |\n|---|---:|---:|---:|---:|\n")
 		for k, sg := range segments7B {
 			dt := times[k+1] - times[k]
-			fmt.Fprintf(&tb, "| %s | %.2f | %.1f | %.1f |\n", sg.name, micros(dt)/layers7B, micros(dt), 100*dt.Seconds()/step.Seconds())
+			fmt.Fprintf(&tb, "| %s | %.2f | %.1f | %.1f | %s |\n", sg.name, micros(dt)/layers7B, micros(dt), 100*dt.Seconds()/step.Seconds(), rate(s.segBytes(sg), dt))
 		}
-		fmt.Fprintf(&tb, "| output norm + head | - | %.1f | %.1f |\n", micros(head), 100*head.Seconds()/step.Seconds())
+		fmt.Fprintf(&tb, "| output norm + head | - | %.1f | %.1f | %s |\n", micros(head), 100*head.Seconds()/step.Seconds(), rate(bufBytes(s.head), head))
 		t.Log("\n" + tb.String())
 		for _, l := range s.ls {
 			for _, b := range []backend.Buffer{l.attnNorm, l.ffnNorm, l.wq, l.wk, l.wv, l.wo, l.gate, l.up, l.down, l.kCache, l.vCache} {
@@ -347,6 +423,14 @@ func eagerTime(t *testing.T, d *Device, enqueue func()) time.Duration {
 }
 
 func micros(d time.Duration) float64 { return d.Seconds() * 1e6 }
+
+// rate formats bytes read in dt as GB/s, "-" for none.
+func rate(bytes float64, dt time.Duration) string {
+	if bytes == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", bytes/dt.Seconds()/1e9)
+}
 
 // graphTime captures enqueue as a graph (after one direct run for scratch allocations)
 // and returns the mean device time of 20 replays.
