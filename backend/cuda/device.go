@@ -58,16 +58,18 @@ type device struct {
 	capturing bool // a graph is being recorded (Capture)
 	// graphs are the graphs Record keeps, by key; uses, while Record captures, collects
 	// the allocations the captured kernels use.
-	graphs  map[string]*recorded
-	uses    map[*allocation]struct{}
-	held    *heldMV   // a batch-1 mat-vec not launched yet, for fusion (fuse.go)
-	pair    *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
-	noFuse  bool      // tests: launch every kernel as asked, unfused
-	noFlash bool      // tests: prompt attention on the per-row path, not the flash kernels
-	noAhead bool      // tests: prefill weights dequantized on the compute stream
-	peers   *Peers    // the peer table the device belongs to (NewPeers), or nil
-	err     error     // first failure, reported by Sync
-	closed  bool
+	graphs     map[string]*recorded
+	uses       map[*allocation]struct{}
+	held       *heldMV   // a batch-1 mat-vec not launched yet, for fusion (fuse.go)
+	pair       *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
+	noFuse     bool      // tests: launch every kernel as asked, unfused
+	noFlash    bool      // tests: prompt attention on the per-row path, not the flash kernels
+	noAhead    bool      // tests: prefill weights dequantized on the compute stream
+	noMMQ      bool      // tests: quantized prompt batches through dequantization and cuBLAS
+	mmqTileSet int       // tests: the MMQ kernels' token tile (mmqTiles); 0 chooses
+	peers      *Peers    // the peer table the device belongs to (NewPeers), or nil
+	err        error     // first failure, reported by Sync
+	closed     bool
 	// wcache keeps widened weights for gemm (OpenWith's Options.WeightCacheBytes); nil
 	// when off.
 	wcache *weightCache
