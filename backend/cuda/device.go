@@ -65,7 +65,7 @@ type device struct {
 	noFuse     bool      // tests: launch every kernel as asked, unfused
 	noFlash    bool      // tests: prompt attention on the per-row path, not the flash kernels
 	noAhead    bool      // tests: prefill weights dequantized on the compute stream
-	noMMQ      bool      // tests: quantized prompt batches through dequantization and cuBLAS
+	mmqOn      bool      // quantized prompt batches through the MMQ kernels (mmq.go); mmqDefault at Open
 	mmqTileSet int       // tests: the MMQ kernels' token tile (mmqTiles); 0 chooses
 	peers      *Peers    // the peer table the device belongs to (NewPeers), or nil
 	err        error     // first failure, reported by Sync

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/infergo/infer/backend"
+	"github.com/infergo/infer/backend/backendtest"
 	"github.com/infergo/infer/backend/cpu"
 	"github.com/infergo/infer/tensor"
 )
@@ -69,8 +70,7 @@ func runMMQ(t *testing.T, d *Device, c mmqCase, wq []byte, x []float32) mmqResul
 		if err := d.launch("quantize_q8", dim3{ceilDiv(blocks, threads/32), 1, 1}, dim3{threads, 1, 1}, a); err != nil {
 			return err
 		}
-		a = new(args).ptr(o.ptr).ptr(w.ptr).ptr(xq.ptr).ptr(xd.ptr).i32(c.rows).i32(c.cols).i32(c.n)
-		return d.launch(mmqName(c.dt, c.bn), dim3{ceilDiv(c.rows, mmqRows), ceilDiv(c.n, c.bn), 1}, dim3{mmqThreads, 1, 1}, a)
+		return d.launchMMQ(o, w, c.n, c.bn, xq.ptr, xd.ptr)
 	})
 	get := func(b *Buffer) []byte {
 		raw := make([]byte, b.Bytes())
@@ -210,11 +210,22 @@ func checkMMQ(t *testing.T, d *Device, c mmqCase) {
 	}
 }
 
+// TestConformanceMMQ runs the backend conformance suite with MatMul on the MMQ kernels
+// (off by default: mmqDefault), its batches of 33 rows through them.
+func TestConformanceMMQ(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) backend.Device {
+		d := openTest(t)
+		d.mmqOn = true
+		return d
+	})
+}
+
 // TestMMQDispatch checks MatMul's use of the MMQ kernels: a batch of 40 rows gives the
 // direct launch's bits, and an MMQ MatMul that overwrites the input whose int8 copy the
 // cache holds makes the next MatMul of that input quantize it again.
 func TestMMQDispatch(t *testing.T) {
 	d := openTest(t)
+	d.mmqOn = true
 	const n, in = 40, 256
 	r := rand.New(rand.NewPCG(31, 32))
 	wq := make([]byte, tensor.Q4_0.RowBytes(in)*in)
@@ -323,17 +334,15 @@ func TestMMQTiming(t *testing.T) {
 				cells = append(cells, "-")
 				continue
 			}
-			d.mmqTileSet = bn
+			d.mmqOn, d.mmqTileSet = true, bn
 			el := run(w)
-			d.mmqTileSet = 0
+			d.mmqOn, d.mmqTileSet = false, 0
 			if best == 0 || el < best {
 				best = el
 			}
 			cells = append(cells, fmt.Sprintf("%.1f", micros(el)))
 		}
-		d.noMMQ = true
 		base := run(w)
-		d.noMMQ = false
 		f16 := run(wf)
 		fmt.Fprintf(&tb, "| %v | %dx%d | %d | %s | %.1f | %.1f | %.0f |\n", dt, s.out, s.in, s.n, strings.Join(cells, " | "),
 			micros(base), micros(f16), 2*float64(s.out)*float64(s.in)*float64(s.n)/best.Seconds()/1e12)
@@ -365,10 +374,10 @@ func TestMMQPrefill(t *testing.T) {
 	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K} {
 		s := newStep7B(t, d, wt, n, n)
 		all := func() { s.layers(len(segments7B)) }
+		d.mmqOn = true
 		on := eagerTime(t, d, all)
-		d.noMMQ = true
+		d.mmqOn = false
 		off := eagerTime(t, d, all)
-		d.noMMQ = false
 		t.Logf("%v prompt batch of %d tokens (32 layers, no head): MMQ %.2f ms = %.0f tok/s; dequant+cuBLAS %.2f ms = %.0f tok/s",
 			wt, n, on.Seconds()*1e3, n/on.Seconds(), off.Seconds()*1e3, n/off.Seconds())
 		for _, l := range s.ls {

@@ -142,6 +142,7 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 		}
 		d.funcs[k.entry] = f
 	}
+	d.prepareMMQ()
 	return nil
 }
 
