@@ -58,18 +58,20 @@ type device struct {
 	capturing bool // a graph is being recorded (Capture)
 	// graphs are the graphs Record keeps, by key; uses, while Record captures, collects
 	// the allocations the captured kernels use.
-	graphs     map[string]*recorded
-	uses       map[*allocation]struct{}
-	held       *heldMV   // a batch-1 mat-vec not launched yet, for fusion (fuse.go)
-	pair       *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
-	noFuse     bool      // tests: launch every kernel as asked, unfused
-	noFlash    bool      // tests: prompt attention on the per-row path, not the flash kernels
-	noAhead    bool      // tests: prefill weights dequantized on the compute stream
-	mmqOn      bool      // quantized prompt batches through the MMQ kernels (mmq.go); mmqDefault at Open
-	mmqTileSet int       // tests: the MMQ kernels' token tile (mmqTiles); 0 chooses
-	peers      *Peers    // the peer table the device belongs to (NewPeers), or nil
-	err        error     // first failure, reported by Sync
-	closed     bool
+	graphs  map[string]*recorded
+	uses    map[*allocation]struct{}
+	held    *heldMV   // a batch-1 mat-vec not launched yet, for fusion (fuse.go)
+	pair    *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
+	noFuse  bool      // tests: launch every kernel as asked, unfused
+	noFlash bool      // tests: prompt attention on the per-row path, not the flash kernels
+	noAhead bool      // tests: prefill weights dequantized on the compute stream
+	peers   *Peers    // the peer table the device belongs to (NewPeers), or nil
+	err     error     // first failure, reported by Sync
+	closed  bool
+	// mmqOn (Options.MMQ) sends quantized prompt batches through the MMQ kernels (mmq.go);
+	// mmqTileSet, for tests, fixes their token tile (0: mmqTile chooses).
+	mmqOn      bool
+	mmqTileSet int
 	// wcache keeps widened weights for gemm (OpenWith's Options.WeightCacheBytes); nil
 	// when off.
 	wcache *weightCache
@@ -112,7 +114,7 @@ var errClosed = errors.New("device closed")
 // Open retains the primary context of GPU ordinal, creates its stream and loads the
 // kernels. It fails with an error wrapping ErrNoDriver when libcuda.so.1 is absent.
 func Open(ordinal int) (*Device, error) {
-	return open(ordinal, embeddedPTX)
+	return open(ordinal, embeddedPTX, Options{})
 }
 
 // OpenWith is Open with options; OpenWith(ordinal, Options{}) is Open(ordinal).
@@ -128,7 +130,7 @@ func openWith(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 	if o.KernelDir != "" {
 		ptx = dirPTX(o.KernelDir)
 	}
-	d, err := open(ordinal, ptx)
+	d, err := open(ordinal, ptx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -140,8 +142,9 @@ func openWith(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 	return d, nil
 }
 
-// open is Open with the PTX source given (tests may load freshly compiled PTX).
-func open(ordinal int, ptx ptxSource) (*Device, error) {
+// open is Open with the PTX source given (tests may load freshly compiled PTX) and the
+// options that setUp needs (o.MMQ).
+func open(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
@@ -151,6 +154,7 @@ func open(ordinal int, ptx ptxSource) (*Device, error) {
 	}
 	d := &Device{device: &device{ordinal: ordinal, info: info, allocs: map[*allocation]struct{}{}, mu: lockOf(ordinal), writes: 1}}
 	d.name = fmt.Sprintf("cuda:%d %s", ordinal, info.Name)
+	d.mmqOn = o.MMQ
 	if err := check("cuDeviceGet", C.cu_device_get(&d.dev, C.int(ordinal))); err != nil {
 		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, err)
 	}
@@ -361,5 +365,5 @@ func (d *Device) release() error {
 // instead of the embedded copy: for trying freshly compiled kernels on a GPU machine
 // before they are committed.
 func OpenPTXDir(ordinal int, dir string) (*Device, error) {
-	return open(ordinal, dirPTX(dir))
+	return open(ordinal, dirPTX(dir), Options{})
 }

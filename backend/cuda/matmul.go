@@ -24,11 +24,11 @@ const mvWarps = 4
 // Small batches (decode) run the mat-vec kernels: quantized weights against activations
 // quantized to int8 blocks of 32 (Q8_0's rounding, as llama.cpp does) with dp4a, float
 // weights against the F32 activations; each weight byte is read once. Larger batches
-// (prefill) of quantized weights run the MMQ kernels (mmq.go): the same int8
-// activations times the weights unpacked to int8 tile by tile, on the tensor cores.
-// Float weights, and quantized ones where the MMQ kernels are missing or off, go to
-// cuBLAS: w dequantized to F16 and x to F16, GemmEx with F32 accumulation, as
-// llama.cpp's cuBLAS path does; F32 weights stay F32 throughout.
+// (prefill) dequantize w to F16 and x to F16 and call cuBLAS GemmEx with F32
+// accumulation, as llama.cpp's cuBLAS path does; F32 weights stay F32 throughout. With
+// Options.MMQ, larger batches of quantized weights run the MMQ kernels instead (mmq.go):
+// the same int8 activations times the weights unpacked to int8 tile by tile, on the
+// tensor cores.
 func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	o, wb, xb := d.buffer(dst, "MatMul dst"), d.buffer(w, "MatMul w"), d.buffer(x, "MatMul x")
 	need(o.dt == tensor.F32 && xb.dt == tensor.F32, "MatMul: dst %v, x %v (want F32)", o.dt, xb.dt)

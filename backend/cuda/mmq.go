@@ -26,12 +26,8 @@ const (
 const cuFuncAttrMaxDynamicShared = 8
 
 // mmqMinRows is the batch from which MatMul multiplies quantized weights with the MMQ
-// kernels (mmq.cu) instead of the mat-vec kernels, when they are on (device.mmqOn).
+// kernels (mmq.cu) instead of the mat-vec kernels, when they are on (Options.MMQ).
 const mmqMinRows = gemmMinRows
-
-// mmqDefault is device.mmqOn at Open: whether MatMul uses the MMQ kernels rather than
-// dequantization + cuBLAS. Off: on an H200 they are slower (see mmq-results.md).
-const mmqDefault = false
 
 // mmqTiles are the token tiles (BN of mmq.cu) the MMQ kernels of dt come in: 32 and 64
 // for every block format, 128 too for Q4_0 and Q8_0.
@@ -65,10 +61,8 @@ func mmqSmem(dt tensor.DType, bn int) int {
 
 // prepareMMQ lets each loaded MMQ kernel use its dynamic shared memory (beyond the
 // default 48 KB), dropping a kernel the GPU cannot give that much (MatMul then does
-// without it), and sets mmqOn to mmqDefault. It runs under do, after the kernels are
-// loaded.
+// without it). It runs under do, after the kernels are loaded.
 func (d *Device) prepareMMQ() {
-	d.mmqOn = mmqDefault
 	for _, dt := range weightTypes {
 		if !quantized(dt) {
 			continue
@@ -95,7 +89,8 @@ func (d *Device) mmqTile(n int) int {
 }
 
 // useMMQ reports whether MatMul runs a batch of n rows against w with an MMQ kernel: the
-// kernels on (mmqOn), a block format with its kernel loaded, n at least mmqMinRows.
+// kernels on (Options.MMQ, or a test), a block format with its kernel loaded, n at least
+// mmqMinRows.
 func (d *Device) useMMQ(w *Buffer, n int) bool {
 	return d.mmqOn && n >= mmqMinRows && quantized(w.dt) && d.has(mmqName(w.dt, d.mmqTile(n)))
 }

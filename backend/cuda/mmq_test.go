@@ -145,7 +145,7 @@ func blockSteps(x []float32, bs int) []float64 {
 //     quantizations' errors, at most a step of each one's block scale per activation
 //     times the weight (blockSteps), plus 1e-5 of the magnitudes.
 func TestMMQ(t *testing.T) {
-	d := openTest(t)
+	d := openTestWith(t, 0, Options{MMQ: true})
 	for _, dt := range mmqTypes() {
 		if !d.has(mmqName(dt, 64)) {
 			t.Fatalf("%v: no MMQ kernel loaded", dt)
@@ -211,12 +211,10 @@ func checkMMQ(t *testing.T, d *Device, c mmqCase) {
 }
 
 // TestConformanceMMQ runs the backend conformance suite with MatMul on the MMQ kernels
-// (off by default: mmqDefault), its batches of 33 rows through them.
+// (Options.MMQ), its batches of 33 rows through them.
 func TestConformanceMMQ(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Device {
-		d := openTest(t)
-		d.mmqOn = true
-		return d
+		return openTestWith(t, 0, Options{MMQ: true})
 	})
 }
 
@@ -224,8 +222,7 @@ func TestConformanceMMQ(t *testing.T) {
 // direct launch's bits, and an MMQ MatMul that overwrites the input whose int8 copy the
 // cache holds makes the next MatMul of that input quantize it again.
 func TestMMQDispatch(t *testing.T) {
-	d := openTest(t)
-	d.mmqOn = true
+	d := openTestWith(t, 0, Options{MMQ: true})
 	const n, in = 40, 256
 	r := rand.New(rand.NewPCG(31, 32))
 	wq := make([]byte, tensor.Q4_0.RowBytes(in)*in)
@@ -278,7 +275,8 @@ func TestMMQTiming(t *testing.T) {
 	if !*profile {
 		t.Skip("cuda: -cuda.profile not set")
 	}
-	d := openTest(t)
+	d := openTestWith(t, 0, Options{MMQ: true})
+	d.mmqOn = false // on only while timing the MMQ kernels
 	type shape struct{ out, in, n int }
 	shapes := []shape{{4096, 4096, 512}, {11008, 4096, 512}, {4096, 11008, 512}, {32000, 4096, 512},
 		{8192, 8192, 512}, {28672, 8192, 512}, {8192, 28672, 512}}
@@ -369,7 +367,7 @@ func TestMMQPrefill(t *testing.T) {
 	if !*profile {
 		t.Skip("cuda: -cuda.profile not set")
 	}
-	d := openTest(t)
+	d := openTestWith(t, 0, Options{MMQ: true})
 	const n = 512
 	for _, wt := range []tensor.DType{tensor.Q4_0, tensor.Q8_0, tensor.Q4_K, tensor.Q6_K} {
 		s := newStep7B(t, d, wt, n, n)

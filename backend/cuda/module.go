@@ -110,6 +110,9 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 	d.funcs = map[string]C.CUfunction{}
 	mods := map[string]C.CUmodule{}
 	for _, k := range kernelTable() {
+		if k.module == "mmq" && !d.mmqOn { // Options.MMQ off: not even JIT-compiled
+			continue
+		}
 		m, ok := mods[k.module]
 		if !ok {
 			var err error
