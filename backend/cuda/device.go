@@ -68,6 +68,10 @@ type device struct {
 	peers   *Peers    // the peer table the device belongs to (NewPeers), or nil
 	err     error     // first failure, reported by Sync
 	closed  bool
+	// mmqOn (Options.MMQ) sends quantized prompt batches through the MMQ kernels (mmq.go);
+	// mmqTileSet, for tests, fixes their token tile (0: mmqTile chooses).
+	mmqOn      bool
+	mmqTileSet int
 	// wcache keeps widened weights for gemm (OpenWith's Options.WeightCacheBytes); nil
 	// when off.
 	wcache *weightCache
@@ -110,7 +114,7 @@ var errClosed = errors.New("device closed")
 // Open retains the primary context of GPU ordinal, creates its stream and loads the
 // kernels. It fails with an error wrapping ErrNoDriver when libcuda.so.1 is absent.
 func Open(ordinal int) (*Device, error) {
-	return open(ordinal, embeddedPTX)
+	return open(ordinal, embeddedPTX, Options{})
 }
 
 // OpenWith is Open with options; OpenWith(ordinal, Options{}) is Open(ordinal).
@@ -126,7 +130,7 @@ func openWith(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 	if o.KernelDir != "" {
 		ptx = dirPTX(o.KernelDir)
 	}
-	d, err := open(ordinal, ptx)
+	d, err := open(ordinal, ptx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -138,8 +142,9 @@ func openWith(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 	return d, nil
 }
 
-// open is Open with the PTX source given (tests may load freshly compiled PTX).
-func open(ordinal int, ptx ptxSource) (*Device, error) {
+// open is Open with the PTX source given (tests may load freshly compiled PTX) and the
+// options that setUp needs (o.MMQ).
+func open(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 	go cublasLoad() // dlopen's relocations of libcublas(Lt) overlap cuInit and the context's creation
 	if err := load(); err != nil {
 		return nil, err
@@ -150,6 +155,7 @@ func open(ordinal int, ptx ptxSource) (*Device, error) {
 	}
 	d := &Device{device: &device{ordinal: ordinal, info: info, allocs: map[*allocation]struct{}{}, mu: lockOf(ordinal), writes: 1}}
 	d.name = fmt.Sprintf("cuda:%d %s", ordinal, info.Name)
+	d.mmqOn = o.MMQ
 	if err := check("cuDeviceGet", C.cu_device_get(&d.dev, C.int(ordinal))); err != nil {
 		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, err)
 	}
@@ -360,5 +366,5 @@ func (d *Device) release() error {
 // instead of the embedded copy: for trying freshly compiled kernels on a GPU machine
 // before they are committed.
 func OpenPTXDir(ordinal int, dir string) (*Device, error) {
-	return open(ordinal, dirPTX(dir))
+	return open(ordinal, dirPTX(dir), Options{})
 }

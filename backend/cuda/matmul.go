@@ -25,12 +25,19 @@ const mvWarps = 4
 // quantized to int8 blocks of 32 (Q8_0's rounding, as llama.cpp does) with dp4a, float
 // weights against the F32 activations; each weight byte is read once. Larger batches
 // (prefill) dequantize w to F16 and x to F16 and call cuBLAS GemmEx with F32
-// accumulation, as llama.cpp's cuBLAS path does; F32 weights stay F32 throughout.
+// accumulation, as llama.cpp's cuBLAS path does; F32 weights stay F32 throughout. With
+// Options.MMQ, larger batches of quantized weights run the MMQ kernels instead (mmq.go):
+// the same int8 activations times the weights unpacked to int8 tile by tile, on the
+// tensor cores.
 func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	o, wb, xb := d.buffer(dst, "MatMul dst"), d.buffer(w, "MatMul w"), d.buffer(x, "MatMul x")
 	need(o.dt == tensor.F32 && xb.dt == tensor.F32, "MatMul: dst %v, x %v (want F32)", o.dt, xb.dt)
 	need(wb.cols == xb.cols && o.rows == xb.rows && o.cols == wb.rows, "MatMul: dst (%d, %d) = x (%d, %d) · w (%d, %d)ᵀ", o.rows, o.cols, xb.rows, xb.cols, wb.rows, wb.cols)
 	need(isWeightType(wb.dt), "MatMul: no kernels for %v weights", wb.dt)
+	if d.useMMQ(wb, o.rows) {
+		d.enqueueAs("MatMul", kernelCall|exactCall, func() error { return d.mmq(o, wb, xb) })
+		return
+	}
 	if o.rows >= gemmMinRows && d.blas != nil {
 		d.enqueue("MatMul", func() error { return d.gemm(o, wb, xb) })
 		return

@@ -9,6 +9,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,24 +94,44 @@ func kernelTable() []kernel {
 			ks = append(ks, kernel{"matvec", fmt.Sprintf("mv_%s_%d", t, nc), false})
 		}
 		ks = append(ks, kernel{"matvec", fusedEntry(dt), true})
+		if quantized(dt) {
+			for _, bn := range mmqTiles(dt) {
+				ks = append(ks, kernel{"mmq", mmqName(dt, bn), true})
+			}
+		}
 	}
 	return ks
 }
 
 // loadKernels loads each module once and resolves every entry of kernelTable; it runs
-// under do.
+// under do. A module with no PTX at all is skipped while its kernels are optional (a
+// kernel directory built before the module existed).
 func (d *Device) loadKernels(ptx ptxSource) error {
 	d.funcs = map[string]C.CUfunction{}
 	mods := map[string]C.CUmodule{}
 	for _, k := range kernelTable() {
+		if k.module == "mmq" && !d.mmqOn { // Options.MMQ off: not even JIT-compiled
+			continue
+		}
 		m, ok := mods[k.module]
 		if !ok {
 			var err error
-			if m, _, err = loadModule(ptx, k.module); err != nil {
+			m, _, err = loadModule(ptx, k.module)
+			if err != nil && k.optional && errors.Is(err, fs.ErrNotExist) {
+				mods[k.module] = nil
+				continue
+			}
+			if err != nil {
 				return err
 			}
 			mods[k.module] = m
 			d.modules = append(d.modules, m)
+		}
+		if m == nil { // its module has no PTX
+			if !k.optional {
+				return fmt.Errorf("kernel %s: no PTX for module %s", k.entry, k.module)
+			}
+			continue
 		}
 		name := C.CString(k.entry)
 		var f C.CUfunction
@@ -124,6 +145,7 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 		}
 		d.funcs[k.entry] = f
 	}
+	d.prepareMMQ()
 	return nil
 }
 

@@ -12,6 +12,11 @@ type Options struct {
 	// kernels` writes into backend/cuda/kernels) loaded instead of the embedded kernels:
 	// for trying kernels built on a GPU machine in a binary built before them.
 	KernelDir string
+	// MMQ multiplies prompt batches (16 rows or more) of quantized weights with the MMQ
+	// kernels (kernels/mmq.cu: int8 tensor-core GEMM reading the quantized blocks, no F16
+	// copy of the weights) instead of dequantization + cuBLAS. Off by default: on an H200
+	// they are still 2.5-4x slower than that path. Their module is loaded only when on.
+	MMQ bool
 }
 
 // WeightCacheStats describe a device's weight cache.
