@@ -28,19 +28,20 @@ func TestAttentionDecode(t *testing.T) {
 	kernels := []kernel{{tensor.F16, 64, ""}, {tensor.F16, 128, ""}, {tensor.F16, 128, "_nl8"}, {tensor.F16, 256, ""},
 		{tensor.F16, 80, ""}, {tensor.F32, 64, ""}, {tensor.F32, 128, ""}, {tensor.F32, 96, ""}}
 	policies := []struct{ keys, warpKeys int }{{splitKeys, warpMinKeys}, {64, 8}, {256, 32}, {4096, 16}}
+	d := openTest(t)
 	for _, kn := range kernels {
 		for _, pol := range policies {
 			t.Run(fmt.Sprintf("%s%s/split=%d,%d", decodeEntry(kn.kv, kn.hd), kn.suffix, pol.keys, pol.warpKeys), func(t *testing.T) {
-				d := openTest(t)
 				d.attnSplit.keys, d.attnSplit.warpKeys, d.attnSplit.suffix = pol.keys, pol.warpKeys, kn.suffix
+				defer func() { d.attnSplit.keys, d.attnSplit.suffix = 0, "" }()
 				const ctx, heads, kvHeads = 1500, 8, 2
 				checkAttention(t, d, kn.kv, ctx, heads, kvHeads, kn.hd, []int32{1499, 700, 0, 31, 32, 33, 1000, 127}, uint64(kn.hd))
 			})
 		}
 	}
 	t.Run("n=9", func(t *testing.T) { // more rows than split decoding takes: one block per row
-		d := openTest(t)
 		d.noFlash = true
+		defer func() { d.noFlash = false }()
 		pos := []int32{0, 1, 2, 40, 41, 300, 301, 599, 598}
 		checkAttention(t, d, tensor.F16, 600, 4, 4, 128, pos, 1)
 		checkAttention(t, d, tensor.F32, 600, 4, 1, 64, pos, 2)
