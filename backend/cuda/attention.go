@@ -20,19 +20,28 @@ const (
 )
 
 // Split decoding (flash-decoding): for batches of at most splitMaxRows query rows, each
-// head's attention spreads over splits blocks, one per splitKeys rows of the cache's
-// capacity (at most maxSplits, ATT_MAX_SPLITS). The grid depends only on the capacity, so
-// a recorded decode step stays valid as the positions advance; the kernel divides each
-// row's keys 0..pos among the splits' warps (at least warpMinKeys keys a warp, a tile of
-// 32 when there are enough), so that the blocks past the position exit at once and the
-// others share the work evenly. The last block of a row and head to finish merges the
-// splits, counting on attnCount (zeroed once, left at zero by every launch).
+// head's attention spreads over several blocks (splits): one per splitKeys rows of the
+// cache's capacity, and at least one per splitMinKeys rows up to splitMin of them (a short
+// cache's latency), at most maxSplits (ATT_MAX_SPLITS). The grid depends only on the
+// capacity, so a recorded decode step stays valid as the positions advance; the kernel
+// divides each row's keys 0..pos among the splits' warps (at least warpMinKeys keys a
+// warp), so that the blocks past the position exit at once and the others share the work
+// evenly. The last block of a row and head to finish merges the splits, counting on
+// attnCount (zeroed once, left at zero by every launch).
 const (
 	splitMaxRows = 8
-	splitKeys    = 128
-	warpMinKeys  = 16
+	splitKeys    = 512
+	splitMinKeys = 128
+	splitMin     = 4
+	warpMinKeys  = 32
 	maxSplits    = 256
 )
+
+// decodeSplits is the number of splits for a cache of ctx rows when a split takes keys of
+// its capacity (splitKeys but in benchmarks).
+func decodeSplits(ctx, keys int) int {
+	return min(max(ceilDiv(ctx, keys), min(ceilDiv(ctx, splitMinKeys), splitMin)), maxSplits)
+}
 
 // Attention sets dst (n, heads·headDim) to causal softmax attention of q over the cache
 // rows k, v (ctx, kvHeads·headDim), F32 or F16; row i attends to rows 0..positions[i].
@@ -58,9 +67,9 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.At
 	}
 	splits := 1
 	if n <= splitMaxRows {
-		splits = min(ceilDiv(ctx, keys), maxSplits)
+		splits = decodeSplits(ctx, keys)
 	}
-	entry := decodeEntry(kb.dt, hd) + d.attnSplit.suffix
+	entry := decodeEntry(kb.dt, hd)
 	d.enqueue(entry, func() error {
 		var part, count C.CUdeviceptr
 		if splits > 1 {

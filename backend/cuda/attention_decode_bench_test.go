@@ -13,9 +13,10 @@ import (
 )
 
 // decodeAttnCases are the cache capacities and positions BenchmarkAttentionDecodeStep times:
-// a short context, and a long one at its start, middle and end (5071 is issue 16's depth).
+// a short context, and long ones at their start, middle and end; 5071 is issue 16's depth,
+// whose `infer bench -d 5071 -n 256` cache holds 5327 rows.
 var decodeAttnCases = []struct{ ctx, pos int }{
-	{512, 511}, {4096, 2048}, {8192, 5071}, {8192, 511}, {8192, 8191},
+	{512, 511}, {4096, 2048}, {5327, 5071}, {8192, 5071}, {8192, 511}, {8192, 8191},
 }
 
 // attnStep is the attention of one batch-1 decode step through the 32 blocks of a

@@ -17,28 +17,28 @@ import (
 // float64 (as TestAttentionSplit, as strictly): every head dimension with a coalesced
 // kernel and two without, F32 and F16 caches, grouped K/V heads, rows at positions that
 // give one split, a few, or all of them (and ones whose warps end on partial tiles),
-// under the default split policy and ones that give warps several tiles or a single
-// block per row; and a batch too large to split.
+// under the default split policy and others (warps of one tile or several); and a cache
+// too short to split and a batch too large to.
 func TestAttentionDecode(t *testing.T) {
 	type kernel struct {
-		kv     tensor.DType
-		hd     int
-		suffix string // a variant (attnSplit.suffix)
+		kv tensor.DType
+		hd int
 	}
-	kernels := []kernel{{tensor.F16, 64, ""}, {tensor.F16, 128, ""}, {tensor.F16, 128, "_nl8"}, {tensor.F16, 256, ""},
-		{tensor.F16, 80, ""}, {tensor.F32, 64, ""}, {tensor.F32, 128, ""}, {tensor.F32, 96, ""}}
-	policies := []struct{ keys, warpKeys int }{{splitKeys, warpMinKeys}, {64, 8}, {256, 32}, {4096, 16}}
+	kernels := []kernel{{tensor.F16, 64}, {tensor.F16, 128}, {tensor.F16, 256}, {tensor.F16, 80},
+		{tensor.F32, 64}, {tensor.F32, 128}, {tensor.F32, 96}}
+	policies := []struct{ keys, warpKeys int }{{splitKeys, warpMinKeys}, {64, 8}, {128, 16}, {1024, 64}}
 	d := openTest(t)
 	for _, kn := range kernels {
 		for _, pol := range policies {
-			t.Run(fmt.Sprintf("%s%s/split=%d,%d", decodeEntry(kn.kv, kn.hd), kn.suffix, pol.keys, pol.warpKeys), func(t *testing.T) {
-				d.attnSplit.keys, d.attnSplit.warpKeys, d.attnSplit.suffix = pol.keys, pol.warpKeys, kn.suffix
-				defer func() { d.attnSplit.keys, d.attnSplit.suffix = 0, "" }()
+			t.Run(fmt.Sprintf("%s/split=%d,%d", decodeEntry(kn.kv, kn.hd), pol.keys, pol.warpKeys), func(t *testing.T) {
+				d.attnSplit.keys, d.attnSplit.warpKeys = pol.keys, pol.warpKeys
+				defer func() { d.attnSplit.keys = 0 }()
 				const ctx, heads, kvHeads = 1500, 8, 2
 				checkAttention(t, d, kn.kv, ctx, heads, kvHeads, kn.hd, []int32{1499, 700, 0, 31, 32, 33, 1000, 127}, uint64(kn.hd))
 			})
 		}
 	}
+	t.Run("ctx=100", func(t *testing.T) { checkAttention(t, d, tensor.F16, 100, 4, 2, 128, []int32{99, 0, 50}, 3) })
 	t.Run("n=9", func(t *testing.T) { // more rows than split decoding takes: one block per row
 		d.noFlash = true
 		defer func() { d.noFlash = false }()
@@ -138,19 +138,13 @@ func TestAttentionDecodeGraph(t *testing.T) {
 // (splitKeys, warpMinKeys): the data the defaults were chosen from.
 func BenchmarkAttentionSplitPolicy(b *testing.B) {
 	d := openTest(b)
-	policies := []struct {
-		keys, warpKeys int
-		suffix         string
-	}{
-		{splitKeys, warpMinKeys, ""}, {64, 8, ""}, {64, 16, ""}, {128, 32, ""}, {256, 16, ""}, {256, 32, ""}, {512, 32, ""},
-		{splitKeys, warpMinKeys, "_nl8"}, {64, 16, "_nl8"}, {128, 32, "_nl8"},
-	}
+	policies := []struct{ keys, warpKeys int }{{splitKeys, warpMinKeys}, {256, 32}, {1024, 32}, {128, 16}}
 	for _, c := range decodeAttnCases {
 		s := newAttnStep(b, d, c.ctx, c.pos)
 		for _, p := range policies {
-			b.Run(fmt.Sprintf("ctx=%d/pos=%d/split=%d,%d%s", c.ctx, c.pos, p.keys, p.warpKeys, p.suffix), func(b *testing.B) {
-				d.attnSplit.keys, d.attnSplit.warpKeys, d.attnSplit.suffix = p.keys, p.warpKeys, p.suffix
-				defer func() { d.attnSplit.keys, d.attnSplit.suffix = 0, "" }()
+			b.Run(fmt.Sprintf("ctx=%d/pos=%d/split=%d,%d", c.ctx, c.pos, p.keys, p.warpKeys), func(b *testing.B) {
+				d.attnSplit.keys, d.attnSplit.warpKeys = p.keys, p.warpKeys
+				defer func() { d.attnSplit.keys = 0 }()
 				s.bench(b, d)
 			})
 		}

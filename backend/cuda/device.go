@@ -76,13 +76,9 @@ type device struct {
 	ahead *ahead
 	// attnCount holds the split-attention counters, one per query row and head (zeroed
 	// once, see zeroScratch); attnSplit, when keys > 0, replaces the split policy of
-	// decode attention in tests and benchmarks (splitKeys and warpMinKeys, attention.go),
-	// and its suffix names a variant of the decode kernel.
+	// decode attention in tests and benchmarks (splitKeys and warpMinKeys, attention.go).
 	attnCount *allocation
-	attnSplit struct {
-		keys, warpKeys int
-		suffix         string
-	}
+	attnSplit struct{ keys, warpKeys int }
 }
 
 // gpuLock is the lock of one physical GPU, shared by every Device opened on it.

@@ -79,7 +79,7 @@ func kernelTable() []kernel {
 		{"attention", "attention_f32", false}, {"attention", "attention_f16", false},
 		{"attention", "attention_f16_hd64", false}, {"attention", "attention_f16_hd128", false},
 		{"attention", "attention_f16_hd256", false}, {"attention", "attention_f32_hd64", false},
-		{"attention", "attention_f32_hd128", false}, {"attention", "attention_f16_hd128_nl8", true},
+		{"attention", "attention_f32_hd128", false},
 		{"attention", "flash_attn_f16_hd64", false}, {"attention", "flash_attn_f16_hd80", false},
 		{"attention", "flash_attn_f16_hd96", false}, {"attention", "flash_attn_f16_hd128", false},
 		{"elementwise", "swiglu_f32", false}, {"elementwise", "swiglu_q8", true}, {"elementwise", "add_f32", false},

@@ -262,8 +262,9 @@ static __device__ __forceinline__ void reduce_scatter(float (&s)[S], int lane) {
 // keys, NL loads of K and NL of V per lane, all issued before any is used. Lane
 // (g, sub) ends the tile with the score of key (sub / DUP)·KPL + g (reduce_scatter) and
 // accumulates p·v for dimensions sub·E .. sub·E+E-1 over its group's keys; the groups are
-// summed at the end. q·scale stays in registers. NLM bounds NL (registers in flight).
-template <typename KV, int HD, int NLM = 16>
+// summed at the end. q·scale stays in registers. NLM bounds NL (the registers a tile
+// takes); with PF the next tile's loads are issued before the current one is used.
+template <typename KV, int HD, int NLM = 16, bool PF = false>
 static __device__ void att_vec(float *dst, const float *q, const KV *k, const KV *v, const int *pos, int heads,
                                int kvHeads, float scale, int ctx, int minKeys, float *part, int *count) {
 	constexpr int E = 16 / sizeof(KV), LPK = HD / E, KPL = WARP / LPK;
@@ -290,8 +291,8 @@ static __device__ void att_vec(float *dst, const float *q, const KV *k, const KV
 			const float4 a = *(const float4 *)(qp + e);
 			qr[e] = a.x * scale, qr[e + 1] = a.y * scale, qr[e + 2] = a.z * scale, qr[e + 3] = a.w * scale;
 		}
-		for (int t0 = wb; t0 < we; t0 += T) {
-			uint4 kr[NL], vr[NL];
+		// load issues the loads of the tile at t0 (none past we: zeros).
+		auto load = [&](int t0, uint4 (&kr)[NL], uint4 (&vr)[NL]) {
 #pragma unroll
 			for (int r = 0; r < NL; r++) {
 				const int j = t0 + r * KPL + g;
@@ -301,6 +302,12 @@ static __device__ void att_vec(float *dst, const float *q, const KV *k, const KV
 					vr[r] = __ldg((const uint4 *)(vh + (size_t)j * kvStride));
 				}
 			}
+		};
+		uint4 kr[NL], vr[NL];
+		load(wb, kr, vr);
+		for (int t0 = wb; t0 < we; t0 += T) {
+			uint4 kn[NL], vn[NL];
+			if constexpr (PF) load(t0 + T, kn, vn); // the next tile's loads in flight meanwhile
 			float sc[NL];
 #pragma unroll
 			for (int r = 0; r < NL; r++) {
@@ -326,6 +333,12 @@ static __device__ void att_vec(float *dst, const float *q, const KV *k, const KV
 				unpack(vr[r], x);
 #pragma unroll
 				for (int e = 0; e < E; e++) acc[e] += pj * x[e];
+			}
+			if constexpr (PF) {
+#pragma unroll
+				for (int r = 0; r < NL; r++) kr[r] = kn[r], vr[r] = vn[r];
+			} else if (t0 + T < we) {
+				load(t0 + T, kr, vr);
 			}
 		}
 	}
@@ -364,21 +377,24 @@ extern "C" __global__ void __launch_bounds__(ATT_WARPS *WARP) attention_f16(ATT_
 	att_generic<__half>(dst, q, k, v, pos, heads, kvHeads, hd, scale, ctx, minKeys, part, count);
 }
 
-#define ATT_VEC(NAME, KV, HD)                                                                                         \
+// ATT_HD128_NL and ATT_HD128_PF are att_vec's NLM and PF for llama's head dimension
+// (variants measured with nvcc -D).
+#ifndef ATT_HD128_NL
+#define ATT_HD128_NL 16
+#endif
+#ifndef ATT_HD128_PF
+#define ATT_HD128_PF false
+#endif
+
+#define ATT_VEC(NAME, KV, ...)                                                                                        \
 	extern "C" __global__ void __launch_bounds__(ATT_WARPS *WARP) NAME(ATT_PARAMS(KV)) {                             \
-		att_vec<KV, HD>(dst, q, k, v, pos, heads, kvHeads, scale, ctx, minKeys, part, count);                          \
+		att_vec<KV, __VA_ARGS__>(dst, q, k, v, pos, heads, kvHeads, scale, ctx, minKeys, part, count);                 \
 	}
 ATT_VEC(attention_f16_hd64, __half, 64)
-ATT_VEC(attention_f16_hd128, __half, 128)
+ATT_VEC(attention_f16_hd128, __half, 128, ATT_HD128_NL, ATT_HD128_PF)
 ATT_VEC(attention_f16_hd256, __half, 256)
 ATT_VEC(attention_f32_hd64, float, 64)
 ATT_VEC(attention_f32_hd128, float, 128)
-
-// attention_f16_hd128_nl8: tiles of 16 keys (half the loads in flight); measured against
-// attention_f16_hd128 by BenchmarkAttentionSplitPolicy.
-extern "C" __global__ void __launch_bounds__(ATT_WARPS *WARP) attention_f16_hd128_nl8(ATT_PARAMS(__half)) {
-	att_vec<__half, 128, 8>(dst, q, k, v, pos, heads, kvHeads, scale, ctx, minKeys, part, count);
-}
 
 // ---- prompt batches: flash attention on the tensor cores ----
 //
