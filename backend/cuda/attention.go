@@ -12,24 +12,40 @@ import (
 	"github.com/infergo/infer/tensor"
 )
 
-// Launch shape of attention.cu: ATT_WARPS·32 threads, head dimensions up to ATT_MAX_DIM.
+// Launch shape of attention.cu's decode kernels: ATT_WARPS·32 threads, head dimensions up
+// to ATT_MAX_DIM.
 const (
 	attentionThreads = 4 * 32
 	maxHeadDim       = 256
 )
 
-// Split decoding (flash-decoding): batches of at most splitMaxRows query rows divide the
-// cache into splits of at least splitMinKeys rows (at most maxSplits of them), so that
-// one decode step's attention spreads over the whole GPU.
+// Split decoding (flash-decoding): for batches of at most splitMaxRows query rows, each
+// head's attention spreads over several blocks (splits): one per splitKeys rows of the
+// cache's capacity, and at least one per splitMinKeys rows up to splitMin of them (a short
+// cache's latency), at most maxSplits (ATT_MAX_SPLITS). The grid depends only on the
+// capacity, so a recorded decode step stays valid as the positions advance; the kernel
+// divides each row's keys 0..pos among the splits' warps (at least warpMinKeys keys a
+// warp), so that the blocks past the position exit at once and the others share the work
+// evenly. The last block of a row and head to finish merges the splits, counting on
+// attnCount (zeroed once, left at zero by every launch).
 const (
 	splitMaxRows = 8
-	splitMinKeys = 128 // one tile of 32 keys per warp
+	splitKeys    = 512
+	splitMinKeys = 128
+	splitMin     = 4
+	warpMinKeys  = 32
 	maxSplits    = 256
 )
 
+// decodeSplits is the number of splits for a cache of ctx rows when a split takes keys of
+// its capacity (splitKeys but in benchmarks).
+func decodeSplits(ctx, keys int) int {
+	return min(max(ceilDiv(ctx, keys), min(ceilDiv(ctx, splitMinKeys), splitMin)), maxSplits)
+}
+
 // Attention sets dst (n, heads·headDim) to causal softmax attention of q over the cache
 // rows k, v (ctx, kvHeads·headDim), F32 or F16; row i attends to rows 0..positions[i].
-// The split of the cache depends only on its capacity (ctx), not on the positions, so a
+// The launch depends only on the cache's capacity (ctx), not on the positions, so a
 // recorded decode step stays valid as the positions advance.
 func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.Attention) {
 	o, qb := d.buffer(dst, "Attention dst"), d.buffer(q, "Attention q")
@@ -45,28 +61,41 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.At
 		d.run(entry, dim3{ceilDiv(n, flashRows), at.Heads, 1}, dim3{flashThreads, 1, 1}, a)
 		return
 	}
-	splits, chunk := 1, ctx
-	if n <= splitMaxRows && ctx > splitMinKeys {
-		splits = min(ceilDiv(ctx, splitMinKeys), maxSplits)
-		chunk = ceilDiv(ceilDiv(ctx, splits), 32) * 32
-		splits = ceilDiv(ctx, chunk)
+	keys, warpKeys := splitKeys, warpMinKeys
+	if d.attnSplit.keys > 0 {
+		keys, warpKeys = d.attnSplit.keys, d.attnSplit.warpKeys
 	}
-	entry := "attention_" + typeName(kb.dt)
+	splits := 1
+	if n <= splitMaxRows {
+		splits = decodeSplits(ctx, keys)
+	}
+	entry := decodeEntry(kb.dt, hd)
 	d.enqueue(entry, func() error {
-		var part C.CUdeviceptr
+		var part, count C.CUdeviceptr
 		if splits > 1 {
 			var err error
 			if part, err = d.scratch(&d.attnPart, n*at.Heads*splits*(hd+2)*4); err != nil {
 				return err
 			}
+			if count, err = d.zeroScratch(&d.attnCount, n*at.Heads*4); err != nil {
+				return err
+			}
 		}
-		a := new(args).ptr(o.ptr).ptr(qb.ptr).ptr(kb.ptr).ptr(vb.ptr).ptr(p.ptr).i32(at.Heads).i32(at.KVHeads).i32(hd).f32(at.Scale).i32(chunk).ptr(uint64(part))
-		if err := d.launch(entry, dim3{at.Heads, n, splits}, dim3{attentionThreads, 1, 1}, a); err != nil || splits == 1 {
-			return err
-		}
-		a = new(args).ptr(o.ptr).ptr(uint64(part)).i32(at.Heads).i32(hd).i32(splits)
-		return d.launch("attention_combine", dim3{at.Heads, n, 1}, dim3{attentionThreads, 1, 1}, a)
+		a := new(args).ptr(o.ptr).ptr(qb.ptr).ptr(kb.ptr).ptr(vb.ptr).ptr(p.ptr).i32(at.Heads).i32(at.KVHeads).i32(hd).
+			f32(at.Scale).i32(ctx).i32(warpKeys).ptr(uint64(part)).ptr(uint64(count))
+		return d.launch(entry, dim3{at.Heads, n, splits}, dim3{attentionThreads, 1, 1}, a)
 	})
+}
+
+// decodeEntry names the per-row attention kernel for a cache of dt and head dimension hd:
+// one with coalesced loads where attention.cu instantiates it (a power-of-two number of
+// 16-byte loads per key), else the general one.
+func decodeEntry(dt tensor.DType, hd int) string {
+	switch {
+	case dt == tensor.F16 && (hd == 64 || hd == 128 || hd == 256), dt == tensor.F32 && (hd == 64 || hd == 128):
+		return fmt.Sprintf("attention_%s_hd%d", typeName(dt), hd)
+	}
+	return "attention_" + typeName(dt)
 }
 
 // Launch shape of the tensor-core flash attention for prompt batches (attention.cu):
@@ -123,4 +152,17 @@ func (d *Device) scratch(a **allocation, size int) (C.CUdeviceptr, error) {
 		d.uses[n] = struct{}{}
 	}
 	return n.ptr, nil
+}
+
+// zeroScratch is scratch for memory that must start at zero (the split counters, which
+// every launch leaves at zero): a new block is cleared on the stream before its first use
+// (in a graph being recorded, by a node of the graph, which clears it again at each
+// replay: harmless).
+func (d *Device) zeroScratch(a **allocation, size int) (C.CUdeviceptr, error) {
+	old := *a
+	p, err := d.scratch(a, size)
+	if err != nil || *a == old {
+		return p, err
+	}
+	return p, check("cuMemsetD8Async", C.cu_memset_d8_async(p, 0, C.size_t((*a).size), d.stream))
 }

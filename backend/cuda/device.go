@@ -78,6 +78,11 @@ type device struct {
 	// ahead dequantizes prefill weights on a side stream (dequant_ahead.go); nil until
 	// the first batched MatMul of a quantized weight.
 	ahead *ahead
+	// attnCount holds the split-attention counters, one per query row and head (zeroed
+	// once, see zeroScratch); attnSplit, when keys > 0, replaces the split policy of
+	// decode attention in tests and benchmarks (splitKeys and warpMinKeys, attention.go).
+	attnCount *allocation
+	attnSplit struct{ keys, warpKeys int }
 }
 
 // gpuLock is the lock of one physical GPU, shared by every Device opened on it.

@@ -1,29 +1,30 @@
 // attention.cu: causal multi-head attention over a K/V cache with grouped K/V heads, by
-// online softmax: scores are never stored beyond one tile of 32 keys.
+// online softmax: scores are never stored beyond one tile of keys.
 //
-// One block of ATT_WARPS warps per (query row, head, split). A split is a range of
-// `chunk` cache rows; a decode step (few query rows) uses many splits so that the cache
-// is read by the whole GPU, and attention_combine merges the splits' partial results
-// (flash-decoding). In a tile, lane j scores key j (a 16-byte-load dot product with q
-// held in shared memory); then the tile's probabilities are broadcast lane by lane while
-// each lane accumulates its head dimensions of p·v. Warps take tiles in turn and are
-// merged at the end.
+// Decode (few query rows, attention_*): one block of ATT_WARPS warps per (query row,
+// head, split). The number of splits (gridDim.z) comes from the cache capacity, so that a
+// recorded decode step stays valid as positions advance; inside, a row's keys 0..pos are
+// divided among the splits·ATT_WARPS warps by its position (att_split), so that every
+// split that has keys gets a fair share and the splits past the position exit before
+// loading anything. A split that is not alone writes {max, sum, unnormalised p·v} to
+// `part`, and the last split of a row and head to finish (an atomic counter, left at zero
+// again) merges them all into dst (flash-decoding without a second kernel).
+//
+// attention_{f16,f32}_hdN (att_vec) read the cache coalesced: a key's N elements are
+// split into 16-byte loads over LPK lanes, so a warp loads KPL whole keys per instruction
+// and a tile's K and V rows are all in flight at once; the partial dot products are
+// reduce-scattered over each key's lanes, leaving one key's score per lane. attention_f16
+// and attention_f32 (att_generic) take any head dimension up to ATT_MAX_DIM: lane j
+// scores key j of a tile of 32 with q in shared memory.
 #include "common.cuh"
 
 #define ATT_WARPS 4
-#define ATT_MAX_DIM 256 // head dimensions up to this
+#define ATT_MAX_DIM 256    // head dimensions up to this
+#define ATT_MAX_SPLITS 256 // maxSplits in attention.go
 #define NEG_INF __int_as_float(0xff800000)
 
 static __device__ __forceinline__ float load(const float *p) { return *p; }
 static __device__ __forceinline__ float load(const __half *p) { return __half2float(*p); }
-
-// load4 reads 4 consecutive elements (16- or 8-byte aligned) as floats.
-static __device__ __forceinline__ float4 load4(const float *p) { return *(const float4 *)p; }
-static __device__ __forceinline__ float4 load4(const __half *p) {
-	const uint2 u = *(const uint2 *)p;
-	const float2 a = __half22float2(*(const __half2 *)&u.x), b = __half22float2(*(const __half2 *)&u.y);
-	return make_float4(a.x, a.y, b.x, b.y);
-}
 
 // dot returns q·k over hd elements; q is in shared memory.
 static __device__ __forceinline__ float dot(const float *q, const float *k, int hd) {
@@ -57,100 +58,148 @@ static __device__ __forceinline__ float dot(const float *q, const __half *k, int
 	return s;
 }
 
-// dot128 is dot for hd = 128, fully unrolled so that a lane's key loads are all in
-// flight at once (the same sums in the same order).
-static __device__ __forceinline__ float dot128(const float *q, const float *k) {
-	float s = 0.0f;
-#pragma unroll
-	for (int d = 0; d < 128; d += 4) {
-		const float4 a = *(const float4 *)(k + d);
-		s += q[d] * a.x + q[d + 1] * a.y + q[d + 2] * a.z + q[d + 3] * a.w;
-	}
-	return s;
+// att_range is one block's share of a row's keys: warp w takes keys
+// begin + w·kw .. min(begin + (w+1)·kw, end); active is the number of splits with keys.
+struct att_range {
+	int begin, end, kw, active;
+};
+
+// att_split places block blockIdx.z of a row that sees keys 0..pos (at most ctx of them):
+// the gridDim.z·ATT_WARPS warps take kw keys each, at least minKeys, a multiple of 8 up
+// to a tile of 32 and a multiple of 32 beyond (no warp ends on a nearly empty tile). It
+// reports whether the block has keys; a block without returns at once.
+static __device__ __forceinline__ bool att_split(int pos, int ctx, int minKeys, att_range &r) {
+	const int keys = min(pos + 1, ctx), warps = gridDim.z * ATT_WARPS;
+	int kw = (keys + warps - 1) / warps;
+	kw = kw <= WARP ? (kw + 7) & ~7 : (kw + WARP - 1) & ~(WARP - 1);
+	r.kw = max(kw, minKeys);
+	const int span = ATT_WARPS * r.kw;
+	r.active = (keys + span - 1) / span;
+	r.begin = blockIdx.z * span;
+	r.end = min(r.begin + span, keys);
+	return (int)blockIdx.z < r.active;
 }
 
-static __device__ __forceinline__ float dot128(const float *q, const __half *k) {
-	float s = 0.0f;
-#pragma unroll
-	for (int d = 0; d < 128; d += 8) {
-		const uint4 u = *(const uint4 *)(k + d);
-		const float2 a = __half22float2(*(const __half2 *)&u.x), b = __half22float2(*(const __half2 *)&u.y);
-		const float2 c = __half22float2(*(const __half2 *)&u.z), e = __half22float2(*(const __half2 *)&u.w);
-		s += q[d] * a.x + q[d + 1] * a.y + q[d + 2] * b.x + q[d + 3] * b.y;
-		s += q[d + 4] * c.x + q[d + 5] * c.y + q[d + 6] * e.x + q[d + 7] * e.y;
-	}
-	return s;
+// att_smem is a decode block's shared memory: each warp's {max, sum, p·v[hd]}, and the
+// merge of the splits in the last block.
+struct att_smem {
+	float m[ATT_WARPS], l[ATT_WARPS];
+	float acc[ATT_WARPS][ATT_MAX_DIM];
+	float w[ATT_MAX_SPLITS]; // a split's weight e^(m_s−M)
+	float red[WARP];         // block reductions
+	int last;
+};
+
+// block_max returns the maximum of v over the thread block in every thread (as block_sum).
+static __device__ __forceinline__ float block_max(float v, float *scratch) {
+	const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+	v = warp_max(v);
+	if (lane == 0) scratch[warp] = v;
+	__syncthreads();
+	v = lane < (int)blockDim.x / WARP ? scratch[lane] : NEG_INF;
+	v = warp_max(v);
+	__syncthreads();
+	return v;
 }
 
-// attend: dst, q (n, heads·hd) F32; k, v (ctx, kvHeads·hd) of KV; row i sees cache rows
-// 0..pos[i]. grid (heads, n, splits), block ATT_WARPS·32. With one split the result goes
-// to dst; otherwise block (i, h, s) writes {max, sum, unnormalised p·v[hd]} to
-// part[((i·heads + h)·splits + s)·(hd+2) ...].
-//
-// HD128 is the path for hd = 128 (llama's): lane l accumulates dimensions 4l..4l+3 of
-// p·v with one vector load per key, and a full tile's 32 keys are unrolled, so that a
-// tile costs a few memory round trips rather than one per key (decode attention is
-// latency-bound: a handful of warps per SM). The arithmetic and its order are those of
-// the general path.
-template <typename KV, bool HD128>
-static __device__ void attend(float *dst, const float *q, const KV *k, const KV *v, const int *pos, int heads,
-                              int kvHeads, int hd, float scale, int chunk, float *part) {
+// att_finish completes block (i, h, blockIdx.z) once every warp has put its {max, sum,
+// p·v} in sh: the warps are merged; a lone split writes dst, else its partial result goes
+// to part[((i·heads + h)·splits + s)·(hd+2) ...] and the last of the row and head's
+// `active` splits to finish (count[i·heads + h], reset to zero by it) merges them:
+// dst = Σ_s e^(m_s−M)·acc_s / Σ_s e^(m_s−M)·l_s.
+static __device__ void att_finish(att_smem &sh, float *dst, float *part, int *count, int i, int h, int heads, int hd,
+                                  int active) {
+	__syncthreads();
+	float mAll = NEG_INF;
+	for (int w = 0; w < ATT_WARPS; w++) mAll = fmaxf(mAll, sh.m[w]);
+	float f[ATT_WARPS], lAll = 0.0f;
+	for (int w = 0; w < ATT_WARPS; w++) {
+		f[w] = sh.l[w] > 0.0f ? expf(sh.m[w] - mAll) : 0.0f;
+		lAll += sh.l[w] * f[w];
+	}
+	float *dr = dst + ((size_t)i * heads + h) * hd;
+	if (active == 1) {
+		for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+			float o = 0.0f;
+			for (int w = 0; w < ATT_WARPS; w++) o += sh.acc[w][d] * f[w];
+			dr[d] = o / lAll;
+		}
+		return;
+	}
+	const int stride = hd + 2;
+	const float *pr0 = part + ((size_t)i * heads + h) * gridDim.z * stride;
+	float *pr = part + (((size_t)i * heads + h) * gridDim.z + blockIdx.z) * stride;
+	if (threadIdx.x == 0) {
+		pr[0] = mAll;
+		pr[1] = lAll;
+	}
+	for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+		float o = 0.0f;
+		for (int w = 0; w < ATT_WARPS; w++) o += sh.acc[w][d] * f[w];
+		pr[2 + d] = o;
+	}
+	__threadfence(); // the partial result is visible before the count says so
+	__syncthreads();
+	if (threadIdx.x == 0) sh.last = atomicAdd(count + i * heads + h, 1) == active - 1;
+	__syncthreads();
+	if (!sh.last) return;
+	__threadfence();
+	// The other splits' results are read through L2 (__ldcg): they were written by other SMs.
+	float mx = NEG_INF;
+	for (int s = threadIdx.x; s < active; s += blockDim.x) mx = fmaxf(mx, __ldcg(pr0 + s * stride));
+	mx = block_max(mx, sh.red);
+	float ls = 0.0f;
+	for (int s = threadIdx.x; s < active; s += blockDim.x) {
+		const float l = __ldcg(pr0 + s * stride + 1);
+		const float w = l > 0.0f ? expf(__ldcg(pr0 + s * stride) - mx) : 0.0f;
+		sh.w[s] = w;
+		ls += l * w;
+	}
+	ls = block_sum(ls, sh.red); // its barrier also publishes sh.w
+	for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+		float o = 0.0f;
+#pragma unroll 4
+		for (int s = 0; s < active; s++) o += sh.w[s] * __ldcg(pr0 + s * stride + 2 + d);
+		dr[d] = o / ls;
+	}
+	if (threadIdx.x == 0) count[i * heads + h] = 0;
+}
+
+// att_generic: dst, q (n, heads·hd) F32; k, v (ctx, kvHeads·hd) of KV; row i sees cache
+// rows 0..pos[i]. grid (heads, n, splits), block ATT_WARPS·32. In a tile of 32 keys lane j
+// scores key j (a 16-byte-load dot product with q held in shared memory); then the
+// tile's probabilities are broadcast lane by lane while each lane accumulates its head
+// dimensions of p·v.
+template <typename KV>
+static __device__ void att_generic(float *dst, const float *q, const KV *k, const KV *v, const int *pos, int heads,
+                                   int kvHeads, int hd, float scale, int ctx, int minKeys, float *part, int *count) {
 	__shared__ float qs[ATT_MAX_DIM];
-	__shared__ float sm[ATT_WARPS], sl[ATT_WARPS];
-	__shared__ float sacc[ATT_WARPS][ATT_MAX_DIM];
-	const int h = blockIdx.x, i = blockIdx.y, s = blockIdx.z, splits = gridDim.z;
+	__shared__ att_smem sh;
+	const int h = blockIdx.x, i = blockIdx.y;
+	att_range rg;
+	if (!att_split(pos[i], ctx, minKeys, rg)) return;
 	const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
 	const int kvh = h / (heads / kvHeads), kvStride = kvHeads * hd;
-	const float *qr = q + (size_t)i * heads * hd + (size_t)h * hd;
+	const float *qr = q + ((size_t)i * heads + h) * hd;
 	for (int d = threadIdx.x; d < hd; d += blockDim.x) qs[d] = qr[d] * scale;
 	__syncthreads();
-	const int begin = s * chunk, end = min(begin + chunk, pos[i] + 1);
+	const int wb = rg.begin + warp * rg.kw, we = min(wb + rg.kw, rg.end);
 	const KV *kh = k + (size_t)kvh * hd, *vh = v + (size_t)kvh * hd;
 
 	float acc[ATT_MAX_DIM / WARP];
 #pragma unroll
 	for (int t = 0; t < ATT_MAX_DIM / WARP; t++) acc[t] = 0.0f;
 	float m = NEG_INF, l = 0.0f;
-	for (int t0 = begin + warp * WARP; t0 < end; t0 += ATT_WARPS * WARP) {
+	for (int t0 = wb; t0 < we; t0 += WARP) {
 		const int j = t0 + lane;
-		float sc = NEG_INF;
-		if (j < end) {
-			if constexpr (HD128) sc = dot128(qs, kh + (size_t)j * kvStride);
-			else sc = dot(qs, kh + (size_t)j * kvStride, hd);
-		}
+		const float sc = j < we ? dot(qs, kh + (size_t)j * kvStride, hd) : NEG_INF;
 		const float mn = fmaxf(m, warp_max(sc)); // finite: key t0 is in range
-		const float c = expf(m - mn), p = j < end ? expf(sc - mn) : 0.0f;
+		const float c = expf(m - mn), p = j < we ? expf(sc - mn) : 0.0f;
 		l = l * c + warp_sum(p);
 #pragma unroll
 		for (int t = 0; t < ATT_MAX_DIM / WARP; t++) acc[t] *= c;
-		const int cnt = min(WARP, end - t0);
+		const int cnt = min(WARP, we - t0);
 		const KV *vt = vh + (size_t)t0 * kvStride;
-		if constexpr (HD128) {
-			const KV *vl = vt + 4 * lane;
-			if (cnt == WARP) {
-#pragma unroll
-				for (int jj = 0; jj < WARP; jj++) {
-					const float pj = __shfl_sync(FULL_MASK, p, jj);
-					const float4 a = load4(vl + (size_t)jj * kvStride);
-					acc[0] += pj * a.x;
-					acc[1] += pj * a.y;
-					acc[2] += pj * a.z;
-					acc[3] += pj * a.w;
-				}
-			} else {
-#pragma unroll 8
-				for (int jj = 0; jj < cnt; jj++) {
-					const float pj = __shfl_sync(FULL_MASK, p, jj);
-					const float4 a = load4(vl + (size_t)jj * kvStride);
-					acc[0] += pj * a.x;
-					acc[1] += pj * a.y;
-					acc[2] += pj * a.z;
-					acc[3] += pj * a.w;
-				}
-			}
-			m = mn;
-			continue;
-		}
 #pragma unroll 4
 		for (int jj = 0; jj < cnt; jj++) {
 			const float pj = __shfl_sync(FULL_MASK, p, jj);
@@ -162,86 +211,190 @@ static __device__ void attend(float *dst, const float *q, const KV *k, const KV 
 		}
 		m = mn;
 	}
-
 	if (lane == 0) {
-		sm[warp] = m;
-		sl[warp] = l;
+		sh.m[warp] = m;
+		sh.l[warp] = l;
 	}
-	if constexpr (HD128) {
 #pragma unroll
-		for (int t = 0; t < 4; t++) sacc[warp][4 * lane + t] = acc[t];
-	} else {
+	for (int t = 0; t < ATT_MAX_DIM / WARP; t++) {
+		const int d = lane + WARP * t;
+		if (d < hd) sh.acc[warp][d] = acc[t];
+	}
+	att_finish(sh, dst, part, count, i, h, heads, hd, rg.active);
+}
+
+// unpack widens the elements of one 16-byte load: 8 halves or 4 floats.
+static __device__ __forceinline__ void unpack(uint4 u, float (&x)[8]) {
+	const float2 a = __half22float2(*(const __half2 *)&u.x), b = __half22float2(*(const __half2 *)&u.y);
+	const float2 c = __half22float2(*(const __half2 *)&u.z), e = __half22float2(*(const __half2 *)&u.w);
+	x[0] = a.x, x[1] = a.y, x[2] = b.x, x[3] = b.y, x[4] = c.x, x[5] = c.y, x[6] = e.x, x[7] = e.y;
+}
+static __device__ __forceinline__ void unpack(uint4 u, float (&x)[4]) {
+	x[0] = __uint_as_float(u.x), x[1] = __uint_as_float(u.y), x[2] = __uint_as_float(u.z), x[3] = __uint_as_float(u.w);
+}
+
+// reduce_scatter sums s[0..N) over the lanes of a group of 2·O (lanes differing in bits
+// O, O/2, ... 1): each step halves the values a lane holds, keeping the upper half where
+// its bit O is set and receiving its partner's share of it; once one value is left the
+// rest is a plain butterfly. A group of L lanes starting with N ≤ L values ends with
+// value (lane % L) / (L/N) of the original ones in s[0], summed over the group.
+template <int N, int O, int S>
+static __device__ __forceinline__ void reduce_scatter(float (&s)[S], int lane) {
+	if constexpr (O >= 1) {
+		if constexpr (N > 1) {
+			const bool up = lane & O;
 #pragma unroll
-		for (int t = 0; t < ATT_MAX_DIM / WARP; t++) {
-			const int d = lane + WARP * t;
-			if (d < hd) sacc[warp][d] = acc[t];
+			for (int x = 0; x < N / 2; x++) {
+				const float send = up ? s[x] : s[x + N / 2], keep = up ? s[x + N / 2] : s[x];
+				s[x] = keep + __shfl_xor_sync(FULL_MASK, send, O);
+			}
+			reduce_scatter<N / 2, O / 2>(s, lane);
+		} else {
+			s[0] += __shfl_xor_sync(FULL_MASK, s[0], O);
+			reduce_scatter<1, O / 2>(s, lane);
 		}
 	}
-	__syncthreads();
-	float mAll = NEG_INF;
-	for (int w = 0; w < ATT_WARPS; w++) mAll = fmaxf(mAll, sm[w]);
-	float f[ATT_WARPS], lAll = 0.0f;
-	for (int w = 0; w < ATT_WARPS; w++) {
-		f[w] = sl[w] > 0.0f ? expf(sm[w] - mAll) : 0.0f;
-		lAll += sl[w] * f[w];
-	}
-	if (splits == 1) {
-		float *dr = dst + (size_t)i * heads * hd + (size_t)h * hd;
-		for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-			float o = 0.0f;
-			for (int w = 0; w < ATT_WARPS; w++) o += sacc[w][d] * f[w];
-			dr[d] = o / lAll;
+}
+
+// att_vec is att_generic for head dimension HD with coalesced loads. A key's HD elements
+// are E per 16-byte load over LPK lanes, so one load instruction of the warp covers KPL
+// keys (lane group g = lane / LPK takes key r·KPL + g of load r); a tile is T = NL·KPL
+// keys, NL loads of K and NL of V per lane, all issued before any is used. Lane
+// (g, sub) ends the tile with the score of key (sub / DUP)·KPL + g (reduce_scatter) and
+// accumulates p·v for dimensions sub·E .. sub·E+E-1 over its group's keys; the groups are
+// summed at the end. q·scale stays in registers. NLM bounds NL (the registers a tile
+// takes); with PF the next tile's loads are issued before the current one is used.
+template <typename KV, int HD, int NLM = 16, bool PF = false>
+static __device__ void att_vec(float *dst, const float *q, const KV *k, const KV *v, const int *pos, int heads,
+                               int kvHeads, float scale, int ctx, int minKeys, float *part, int *count) {
+	constexpr int E = 16 / sizeof(KV), LPK = HD / E, KPL = WARP / LPK;
+	constexpr int NL = LPK < NLM ? LPK : NLM, DUP = LPK / NL, T = NL * KPL;
+	static_assert(HD % E == 0 && LPK >= 2 && LPK <= WARP && (LPK & (LPK - 1)) == 0, "att_vec: head dimension");
+	__shared__ att_smem sh;
+	const int h = blockIdx.x, i = blockIdx.y;
+	att_range rg;
+	if (!att_split(pos[i], ctx, minKeys, rg)) return;
+	const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP, sub = lane % LPK, g = lane / LPK;
+	const size_t kvStride = (size_t)kvHeads * HD;
+	const int kvh = h / (heads / kvHeads);
+	const KV *kh = k + (size_t)kvh * HD + sub * E, *vh = v + (size_t)kvh * HD + sub * E;
+	const int wb = rg.begin + warp * rg.kw, we = min(wb + rg.kw, rg.end);
+
+	float acc[E], m = NEG_INF, l = 0.0f;
+#pragma unroll
+	for (int e = 0; e < E; e++) acc[e] = 0.0f;
+	if (wb < we) { // warp-uniform
+		float qr[E];
+		const float *qp = q + ((size_t)i * heads + h) * HD + sub * E;
+#pragma unroll
+		for (int e = 0; e < E; e += 4) {
+			const float4 a = *(const float4 *)(qp + e);
+			qr[e] = a.x * scale, qr[e + 1] = a.y * scale, qr[e + 2] = a.z * scale, qr[e + 3] = a.w * scale;
 		}
-		return;
+		// load issues the loads of the tile at t0 (none past we: zeros).
+		auto load = [&](int t0, uint4 (&kr)[NL], uint4 (&vr)[NL]) {
+#pragma unroll
+			for (int r = 0; r < NL; r++) {
+				const int j = t0 + r * KPL + g;
+				kr[r] = vr[r] = make_uint4(0, 0, 0, 0);
+				if (j < we) {
+					kr[r] = __ldg((const uint4 *)(kh + (size_t)j * kvStride));
+					vr[r] = __ldg((const uint4 *)(vh + (size_t)j * kvStride));
+				}
+			}
+		};
+		uint4 kr[NL], vr[NL];
+		load(wb, kr, vr);
+		for (int t0 = wb; t0 < we; t0 += T) {
+			uint4 kn[NL], vn[NL];
+			if constexpr (PF) load(t0 + T, kn, vn); // the next tile's loads in flight meanwhile
+			float sc[NL];
+#pragma unroll
+			for (int r = 0; r < NL; r++) {
+				float x[E];
+				unpack(kr[r], x);
+				float s = 0.0f;
+#pragma unroll
+				for (int e = 0; e < E; e++) s += qr[e] * x[e];
+				sc[r] = s;
+			}
+			reduce_scatter<NL, LPK / 2>(sc, lane);
+			const bool in = t0 + (sub / DUP) * KPL + g < we;
+			const float mn = fmaxf(m, warp_max(in ? sc[0] : NEG_INF)); // finite: key t0 is in range
+			const float c = expf(m - mn), p = in ? expf(sc[0] - mn) : 0.0f;
+			l = l * c + (sub % DUP == 0 ? p : 0.0f); // each key once
+			m = mn;
+#pragma unroll
+			for (int e = 0; e < E; e++) acc[e] *= c;
+#pragma unroll
+			for (int r = 0; r < NL; r++) {
+				const float pj = __shfl_sync(FULL_MASK, p, g * LPK + r * DUP);
+				float x[E];
+				unpack(vr[r], x);
+#pragma unroll
+				for (int e = 0; e < E; e++) acc[e] += pj * x[e];
+			}
+			if constexpr (PF) {
+#pragma unroll
+				for (int r = 0; r < NL; r++) kr[r] = kn[r], vr[r] = vn[r];
+			} else if (t0 + T < we) {
+				load(t0 + T, kr, vr);
+			}
+		}
 	}
-	float *pr = part + (((size_t)i * heads + h) * splits + s) * (hd + 2);
-	if (threadIdx.x == 0) {
-		pr[0] = mAll;
-		pr[1] = lAll;
+#pragma unroll
+	for (int o = LPK; o < WARP; o <<= 1) {
+#pragma unroll
+		for (int e = 0; e < E; e++) acc[e] += __shfl_xor_sync(FULL_MASK, acc[e], o);
 	}
-	for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-		float o = 0.0f;
-		for (int w = 0; w < ATT_WARPS; w++) o += sacc[w][d] * f[w];
-		pr[2 + d] = o;
+	l = warp_sum(l);
+	if (lane == 0) {
+		sh.m[warp] = m;
+		sh.l[warp] = l;
 	}
+	if (lane < LPK) {
+#pragma unroll
+		for (int e = 0; e < E; e++) sh.acc[warp][sub * E + e] = acc[e];
+	}
+	att_finish(sh, dst, part, count, i, h, heads, HD, rg.active);
 }
 
 // ---- entry points ----
+//
+// attention_{f32,f16}[_hdN](dst, q, k, v, pos, heads, kvHeads, hd, scale, ctx, minKeys,
+// part, count): ctx is the cache's rows, minKeys the fewest keys a warp takes (att_split);
+// part and count are needed only with more than one split (gridDim.z), count zeroed once.
 
-extern "C" __global__ void attention_f32(float *dst, const float *q, const float *k, const float *v, const int *pos,
-                                         int heads, int kvHeads, int hd, float scale, int chunk, float *part) {
-	if (hd == 128) attend<float, true>(dst, q, k, v, pos, heads, kvHeads, hd, scale, chunk, part);
-	else attend<float, false>(dst, q, k, v, pos, heads, kvHeads, hd, scale, chunk, part);
+#define ATT_PARAMS(KV)                                                                                               \
+	float *dst, const float *q, const KV *k, const KV *v, const int *pos, int heads, int kvHeads, int hd, float scale, \
+	    int ctx, int minKeys, float *part, int *count
+
+extern "C" __global__ void __launch_bounds__(ATT_WARPS *WARP) attention_f32(ATT_PARAMS(float)) {
+	att_generic<float>(dst, q, k, v, pos, heads, kvHeads, hd, scale, ctx, minKeys, part, count);
 }
 
-extern "C" __global__ void attention_f16(float *dst, const float *q, const __half *k, const __half *v, const int *pos,
-                                         int heads, int kvHeads, int hd, float scale, int chunk, float *part) {
-	if (hd == 128) attend<__half, true>(dst, q, k, v, pos, heads, kvHeads, hd, scale, chunk, part);
-	else attend<__half, false>(dst, q, k, v, pos, heads, kvHeads, hd, scale, chunk, part);
+extern "C" __global__ void __launch_bounds__(ATT_WARPS *WARP) attention_f16(ATT_PARAMS(__half)) {
+	att_generic<__half>(dst, q, k, v, pos, heads, kvHeads, hd, scale, ctx, minKeys, part, count);
 }
 
-// attention_combine merges the splits of attend: dst = Σ_s e^(m_s−M)·acc_s / Σ_s e^(m_s−M)·l_s.
-// grid (heads, n).
-extern "C" __global__ void attention_combine(float *dst, const float *part, int heads, int hd, int splits) {
-	const int h = blockIdx.x, i = blockIdx.y;
-	const float *pr = part + ((size_t)i * heads + h) * splits * (hd + 2);
-	float mAll = NEG_INF;
-	for (int s = 0; s < splits; s++) mAll = fmaxf(mAll, pr[s * (hd + 2)]);
-	float lAll = 0.0f;
-	for (int s = 0; s < splits; s++) {
-		const float l = pr[s * (hd + 2) + 1];
-		if (l > 0.0f) lAll += l * expf(pr[s * (hd + 2)] - mAll);
+// ATT_HD128_NL and ATT_HD128_PF are att_vec's NLM and PF for llama's head dimension
+// (variants measured with nvcc -D).
+#ifndef ATT_HD128_NL
+#define ATT_HD128_NL 16
+#endif
+#ifndef ATT_HD128_PF
+#define ATT_HD128_PF false
+#endif
+
+#define ATT_VEC(NAME, KV, ...)                                                                                        \
+	extern "C" __global__ void __launch_bounds__(ATT_WARPS *WARP) NAME(ATT_PARAMS(KV)) {                             \
+		att_vec<KV, __VA_ARGS__>(dst, q, k, v, pos, heads, kvHeads, scale, ctx, minKeys, part, count);                 \
 	}
-	float *dr = dst + (size_t)i * heads * hd + (size_t)h * hd;
-	for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-		float o = 0.0f;
-		for (int s = 0; s < splits; s++) {
-			const float *ps = pr + s * (hd + 2);
-			if (ps[1] > 0.0f) o += ps[2 + d] * expf(ps[0] - mAll);
-		}
-		dr[d] = o / lAll;
-	}
-}
+ATT_VEC(attention_f16_hd64, __half, 64)
+ATT_VEC(attention_f16_hd128, __half, 128, ATT_HD128_NL, ATT_HD128_PF)
+ATT_VEC(attention_f16_hd256, __half, 256)
+ATT_VEC(attention_f32_hd64, float, 64)
+ATT_VEC(attention_f32_hd128, float, 128)
 
 // ---- prompt batches: flash attention on the tensor cores ----
 //
