@@ -24,12 +24,13 @@ func dotQ4_0RepackTileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx
 	if m4 > 0 {
 		q4_0Tile4x(nb, w, wStride, mw, x, xStride, m4, dst, dstStride)
 	}
-	var p [prepBlocks]q8Prep
+	p := getPrep()
+	defer q8PrepPool.Put(p)
 	for b0 := 0; b0 < nb; b0 += prepBlocks {
 		cb := min(prepBlocks, nb-b0)
 		for i := m4; i < mx; i++ {
 			d := dst[i*dstStride : i*dstStride+mw]
-			pp := p[:cb]
+			pp := p[0][:cb]
 			prepQ8_0(pp, x[i*xStride+b0*q8_0Bytes:])
 			o := 0
 			for ; o+2 <= mw; o += 2 {
@@ -53,7 +54,8 @@ func dotQ4_0RepackTileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx
 // q4_0Tile4x is dotQ4_0RepackTileGo for mx a multiple of four: four activation rows
 // at a time against each weight row, whose level words are unpacked once for the four.
 func q4_0Tile4x(nb int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	var p [4][prepBlocks]q8Prep
+	p := getPrep()
+	defer q8PrepPool.Put(p)
 	for b0 := 0; b0 < nb; b0 += prepBlocks {
 		cb := min(prepBlocks, nb-b0)
 		for i := 0; i+4 <= mx; i += 4 {
@@ -67,7 +69,7 @@ func q4_0Tile4x(nb int, w []byte, wStride, mw int, x []byte, xStride, mx int, ds
 						acc[r] = dst[(i+r)*dstStride+o]
 					}
 				}
-				q4_0Row4x(w[o*wStride+b0*q4_0Bytes:], &p, cb, &acc)
+				q4_0Row4x(w[o*wStride+b0*q4_0Bytes:], p, cb, &acc)
 				for r := range 4 {
 					dst[(i+r)*dstStride+o] = acc[r]
 				}

@@ -1,5 +1,7 @@
 package tensor
 
+import "sync"
+
 // q8KPrep is one Q8_K activation block for the SWAR products of the Go Q4_K kernel:
 // x[16c+4t+h] are the words of chunk c (64 elements), byte word t of the weight's 32
 // bytes, h = 0, 1 the low nibbles' elements (even, odd), h = 2, 3 the high ones'; B the
@@ -17,6 +19,10 @@ const (
 	prepBlocksK = 32
 	rowGroupK   = 64
 )
+
+// q8KPrepPool holds the Q4_K tile's prepared blocks (not cleared on every call, as a
+// declared array would be).
+var q8KPrepPool = sync.Pool{New: func() any { return new([prepBlocksK]q8KPrep) }}
 
 // prepQ8K prepares the first len(p) Q8_K blocks of x.
 func prepQ8K(p []q8KPrep, x []byte) {
@@ -80,7 +86,8 @@ func q4KTileGo(gemm, n int, w []byte, wStride, mw int, x []byte, xStride, mx int
 		_ = w[(mw-1)*wStride+nb*q4KBytes-1]
 		_ = x[(mx-1)*xStride+nb*q8KBytes-1]
 	}
-	var p [prepBlocksK]q8KPrep
+	p := q8KPrepPool.Get().(*[prepBlocksK]q8KPrep)
+	defer q8KPrepPool.Put(p)
 	var accm [rowGroupK]float32
 	var s [8]int32
 	for o0 := 0; o0 < mw; o0 += rowGroupK {

@@ -1,6 +1,9 @@
 package tensor
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // The Go (portable) kernels' integer dot products of quantized weights against Q8_0
 // activation blocks: four products per 64-bit multiplication. A weight word holds four
@@ -18,9 +21,17 @@ type q8Prep struct {
 	sum int32
 }
 
-// prepBlocks is the number of activation blocks the tile kernels prepare at once (on
-// the stack): 64 blocks, 2048 elements, 4.6 KB.
+// prepBlocks is the number of activation blocks the tile kernels prepare at once: 64
+// blocks, 2048 elements, 4.6 KB a row.
 const prepBlocks = 64
+
+// q8PrepPool holds the tiles' prepared blocks, four rows of prepBlocks (18 KB): taken
+// from a pool rather than declared, which would clear them on every call (a loss on
+// small matrices).
+var q8PrepPool = sync.Pool{New: func() any { return new([4][prepBlocks]q8Prep) }}
+
+// getPrep takes a buffer of prepared blocks from q8PrepPool (put it back when done).
+func getPrep() *[4][prepBlocks]q8Prep { return q8PrepPool.Get().(*[4][prepBlocks]q8Prep) }
 
 // swarRound is added to a sum of at most four products before its top lane is read:
 // the lanes below the top one add up to L with |L| < 2^47 (each lane of each product is

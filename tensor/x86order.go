@@ -122,17 +122,28 @@ func fmafTie(a, b, c float32) float32 {
 	return r
 }
 
-// fma8 sets acc[l] = fmaf(d, float32(s[l]), acc[l]) for the eight lanes, with fmaf's
-// common case inline.
+// fma8 sets acc[l] = fmaf(d, float32(s[l]), acc[l]) for the eight lanes: the eight
+// float64 sums, then one test whether any of them is a case of fmafTie (fmaf's rare
+// ones), which then takes every lane.
 func fma8(acc *[lanes8]float32, d float32, s *[lanes8]int32) {
-	for l := range acc {
-		v := float64(d)*float64(s[l]) + float64(acc[l])
-		if u := math.Float64bits(v); uint32(u)&(1<<29-1) == 1<<28 || u<<1-1 < (1023-126)<<53-1 {
-			acc[l] = fmafTie(d, float32(s[l]), acc[l])
-			continue
+	dd := float64(d)
+	v0 := dd*float64(s[0]) + float64(acc[0])
+	v1 := dd*float64(s[1]) + float64(acc[1])
+	v2 := dd*float64(s[2]) + float64(acc[2])
+	v3 := dd*float64(s[3]) + float64(acc[3])
+	v4 := dd*float64(s[4]) + float64(acc[4])
+	v5 := dd*float64(s[5]) + float64(acc[5])
+	v6 := dd*float64(s[6]) + float64(acc[6])
+	v7 := dd*float64(s[7]) + float64(acc[7])
+	if fmafHard(v0) || fmafHard(v1) || fmafHard(v2) || fmafHard(v3) ||
+		fmafHard(v4) || fmafHard(v5) || fmafHard(v6) || fmafHard(v7) {
+		for l := range acc {
+			acc[l] = fmaf(d, float32(s[l]), acc[l])
 		}
-		acc[l] = float32(v)
+		return
 	}
+	acc[0], acc[1], acc[2], acc[3] = float32(v0), float32(v1), float32(v2), float32(v3)
+	acc[4], acc[5], acc[6], acc[7] = float32(v4), float32(v5), float32(v6), float32(v7)
 }
 
 // hsum8 is hsum_float_8: lanes l and l+4 added, then (0+2)+(1+3).
@@ -155,20 +166,24 @@ func dotQ8_0x86Go(n int, w, x []byte) float32 {
 	var acc [lanes8]float32
 	var s [lanes8]int32
 	for ib := 0; ib < n/QK; ib++ {
-		o := ib * q8_0Bytes
-		wb, xb := w[o:o+q8_0Bytes:o+q8_0Bytes], x[o:o+q8_0Bytes:o+q8_0Bytes]
-		d := float32(halfAt(wb) * halfAt(xb))
-		s[0] = mul8(wb[2], xb[2]) + mul8(wb[3], xb[3]) + mul8(wb[4], xb[4]) + mul8(wb[5], xb[5])
-		s[1] = mul8(wb[6], xb[6]) + mul8(wb[7], xb[7]) + mul8(wb[8], xb[8]) + mul8(wb[9], xb[9])
-		s[2] = mul8(wb[10], xb[10]) + mul8(wb[11], xb[11]) + mul8(wb[12], xb[12]) + mul8(wb[13], xb[13])
-		s[3] = mul8(wb[14], xb[14]) + mul8(wb[15], xb[15]) + mul8(wb[16], xb[16]) + mul8(wb[17], xb[17])
-		s[4] = mul8(wb[18], xb[18]) + mul8(wb[19], xb[19]) + mul8(wb[20], xb[20]) + mul8(wb[21], xb[21])
-		s[5] = mul8(wb[22], xb[22]) + mul8(wb[23], xb[23]) + mul8(wb[24], xb[24]) + mul8(wb[25], xb[25])
-		s[6] = mul8(wb[26], xb[26]) + mul8(wb[27], xb[27]) + mul8(wb[28], xb[28]) + mul8(wb[29], xb[29])
-		s[7] = mul8(wb[30], xb[30]) + mul8(wb[31], xb[31]) + mul8(wb[32], xb[32]) + mul8(wb[33], xb[33])
-		fma8(&acc, d, &s)
+		wb := (*[q8_0Bytes]byte)(w[ib*q8_0Bytes:])
+		xb := (*[q8_0Bytes]byte)(x[ib*q8_0Bytes:])
+		// Eight quants a load, lane by lane (faster in Go than 64 byte loads, which the
+		// compiler hoists and spills).
+		for k := 0; k < 4; k++ {
+			a, b := le64(wb[2+8*k:]), le64(xb[2+8*k:])
+			s[2*k] = lane8(a, b)
+			s[2*k+1] = lane8(a>>32, b>>32)
+		}
+		fma8(&acc, float32(halfAt(wb[:])*halfAt(xb[:])), &s)
 	}
 	return hsum8(&acc)
+}
+
+// lane8 is Σ_{k<4} a_k·b_k over the low four bytes of a and b as int8.
+func lane8(a, b uint64) int32 {
+	return int32(int8(a))*int32(int8(b)) + int32(int8(a>>8))*int32(int8(b>>8)) +
+		int32(int8(a>>16))*int32(int8(b>>16)) + int32(int8(a>>24))*int32(int8(b>>24))
 }
 
 // dotQ5_0x86Go is ggml_vec_dot_q5_0_q8_0 (AVX2), in dotQ8_0x86Go's order over the

@@ -286,3 +286,29 @@ func BenchmarkX86Quantize(b *testing.B) {
 		})
 	}
 }
+
+// TestCvtps2dq: cvtps2dq rounds half to even as VCVTPS2DQ and gives int32's minimum out
+// of range and for NaN.
+func TestCvtps2dq(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 72))
+	check := func(v float32) {
+		t.Helper()
+		want := int32(math.MinInt32)
+		if v >= -0x1p31 && v < 0x1p31 {
+			want = int32(math.RoundToEven(float64(v)))
+		}
+		if got := cvtps2dq(v); got != want {
+			t.Fatalf("cvtps2dq(%g) = %d, want %d", v, got, want)
+		}
+	}
+	for range 100000 {
+		check(float32(r.NormFloat64() * 200))
+		check(float32(r.IntN(1<<12)-1<<11) + 0.5) // ties
+		e := math.Ldexp(1, r.IntN(34))
+		check(float32((r.Float64()*2 - 1) * e))
+	}
+	for _, v := range []float32{0x1p22, -0x1p22, 0x1p22 + 1, -0x1p22 - 1, 0x1p22 - 0.5, -0x1p22 + 0.5,
+		0x1p23, 0x1p31, -0x1p31, 0.5, -0.5, 1.5, -2.5, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())} {
+		check(v)
+	}
+}

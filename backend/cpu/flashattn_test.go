@@ -33,6 +33,13 @@ func TestFmaF32(t *testing.T) {
 		c := float32(math.Ldexp(1+float64(r.Intn(1<<23))/(1<<23), 30))
 		check(float32(math.Ldexp(1, 6)), float32(1+math.Ldexp(float64(r.Intn(8)), -23)), c)
 	}
+	for range 200000 { // results near and below 2^-126 (float32 subnormals), zeros
+		a := float32(math.Ldexp(r.NormFloat64(), -60-r.Intn(30)))
+		b := float32(math.Ldexp(r.NormFloat64(), -60-r.Intn(30)))
+		check(a, b, float32(math.Ldexp(r.NormFloat64(), -126-r.Intn(24))))
+		check(a, b, -float32(float64(a)*float64(b)))
+		check(a, b, 0)
+	}
 	check(1, float32(math.Ldexp(1, -24)), 1) // an exact tie: to even
 	// (1+2^-12)·(1-2^-12+2^-24)·2^-24 = 2^-24 + 2^-60: the float64 sum 1 + 2^-24 is a
 	// float32 tie, which a second rounding sends down; the exact sum rounds up.
