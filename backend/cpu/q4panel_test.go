@@ -1,0 +1,70 @@
+package cpu
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/infergo/infer/tensor"
+)
+
+// TestMatMulQ4_0Panels: a wrapped Q4_0 matrix, which MatMul packs into panels where the
+// level reads them, gives the bits of the same matrix allocated and uploaded (read in
+// place), for a decode row and a batch, on 1 and 2 threads; an Upload into the wrapped
+// buffer is seen by the next MatMul (the panels are made again).
+func TestMatMulQ4_0Panels(t *testing.T) {
+	const in, out = 256, 200 // 25 panels: chunks of the pool end inside the matrix
+	r := rand.New(rand.NewPCG(9, 10))
+	quant := func() []byte {
+		w := make([]float32, out*in)
+		for i := range w {
+			w[i] = float32(r.NormFloat64())
+		}
+		wq := make([]byte, tensor.Q4_0.RowBytes(out*in))
+		if err := tensor.Quantize(tensor.Q4_0, wq, w); err != nil {
+			t.Fatal(err)
+		}
+		return wq
+	}
+	w1, w2 := quant(), quant()
+	for _, threads := range []int{1, 2} {
+		d := New(threads)
+		wrapped, err := d.Wrap(tensor.Q4_0, out, in, slices.Clone(w1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _ := d.Alloc(tensor.Q4_0, out, in)
+		for _, n := range []int{1, 7} {
+			x := make([]float32, n*in)
+			for i := range x {
+				x[i] = float32(r.NormFloat64())
+			}
+			xb, _ := d.Wrap(tensor.F32, n, in, tensor.Float32Bytes(x))
+			got, _ := d.Alloc(tensor.F32, n, out)
+			want, _ := d.Alloc(tensor.F32, n, out)
+			for _, w := range [][]byte{w1, w2} {
+				if err := d.Upload(wrapped, w); err != nil {
+					t.Fatal(err)
+				}
+				if err := d.Upload(plain, w); err != nil {
+					t.Fatal(err)
+				}
+				d.MatMul(got, wrapped, xb)
+				d.MatMul(want, plain, xb)
+				if err := d.Sync(); err != nil {
+					t.Fatal(err)
+				}
+				g, wnt := got.(*Buffer).f32(), want.(*Buffer).f32()
+				for i := range g {
+					if g[i] != wnt[i] {
+						t.Fatalf("threads %d n %d: [%d] = %g, read in place %g", threads, n, i, g[i], wnt[i])
+					}
+				}
+			}
+			if q40PanelTile(wrapped.(*Buffer)) != nil && wrapped.(*Buffer).panels == nil {
+				t.Fatalf("level %v has a panel kernel but MatMul did not pack", tensor.Level())
+			}
+		}
+		d.Close()
+	}
+}
