@@ -1,5 +1,7 @@
 package tensor
 
+import "encoding/binary"
+
 // The panel layout of Q4_0 weights: the rows of a matrix eight at a time (a panel),
 // each panel block after block, so that the eight rows' block b lie together in 144
 // bytes: their eight f16 scales, then their 128 bytes of nibbles, ordered for the
@@ -47,14 +49,15 @@ var q40PanelRows = [16]int{0, 1, 4, 5, 0, 1, 4, 5, 2, 3, 6, 7, 2, 3, 6, 7}
 // packQ4_0Panel packs one panel of eight rows of nb blocks.
 func packQ4_0Panel(dst, src []byte, nb int) {
 	rb := nb * q4_0Bytes
+	_, _ = dst[nb*q40PanelBlock-1], src[X86RepackRows*rb-1]
 	for b := range nb {
-		d := dst[b*q40PanelBlock : (b+1)*q40PanelBlock]
+		d := (*[q40PanelBlock]byte)(dst[b*q40PanelBlock:])
 		for r := range X86RepackRows {
-			copy(d[2*r:2*r+2], src[r*rb+b*q4_0Bytes:])
+			d[2*r], d[2*r+1] = src[r*rb+b*q4_0Bytes], src[r*rb+b*q4_0Bytes+1]
 		}
 		for g, r := range q40PanelRows {
 			half := g / 4 % 2 // bytes 0-7 or 8-15 of the row's 16
-			copy(d[16+8*g:16+8*g+8], src[r*rb+b*q4_0Bytes+2+8*half:])
+			binary.LittleEndian.PutUint64(d[16+8*g:], binary.LittleEndian.Uint64(src[r*rb+b*q4_0Bytes+2+8*half:]))
 		}
 	}
 }

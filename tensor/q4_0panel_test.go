@@ -152,3 +152,14 @@ func BenchmarkTilePanel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPackQ4_0Panels: packing a 2048 × 2048 matrix (bytes packed per second).
+func BenchmarkPackQ4_0Panels(b *testing.B) {
+	const n, rows = 2048, 2048
+	src := make([]byte, rows*Q4_0.RowBytes(n))
+	dst := make([]byte, len(src))
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		PackQ4_0Panels(dst, src, n)
+	}
+}

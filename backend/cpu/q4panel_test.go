@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/infergo/infer/backend"
 	"github.com/infergo/infer/tensor"
 )
 
@@ -66,5 +67,60 @@ func TestMatMulQ4_0Panels(t *testing.T) {
 			}
 		}
 		d.Close()
+	}
+}
+
+// BenchmarkDecodeQ4_0: the mat-vecs of four layers of the 1B shape (n_embd 2048, 8 KV
+// heads of 64, n_ff 8192) in Q4_0, one token, on all threads: what bounds decoding on
+// a CPU. The weights (137 MB) do not fit in the caches; throughput is weight bytes.
+func BenchmarkDecodeQ4_0(b *testing.B) {
+	const dim, kv, ff, layers = 2048, 512, 8192, 4
+	shapes := [][2]int{{dim, dim}, {kv, dim}, {kv, dim}, {dim, dim}, {ff, dim}, {ff, dim}, {dim, ff}}
+	d := New(0)
+	defer d.Close()
+	r := rand.New(rand.NewPCG(3, 4))
+	var ws []backend.Buffer
+	var bytes int64
+	for range layers {
+		for _, s := range shapes {
+			wq := make([]byte, s[0]*tensor.Q4_0.RowBytes(s[1]))
+			for i := range wq {
+				wq[i] = byte(r.Uint32())
+			}
+			for i := 0; i < len(wq); i += 18 {
+				wq[i], wq[i+1] = 0, 0x20 // scale 2^-7
+			}
+			wb, err := d.Wrap(tensor.Q4_0, s[0], s[1], wq)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ws = append(ws, wb)
+			bytes += int64(len(wq))
+		}
+	}
+	xs := map[int]backend.Buffer{}
+	outs := map[int]backend.Buffer{}
+	for _, c := range []int{dim, ff} {
+		x := make([]float32, c)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+		}
+		xs[c], _ = d.Wrap(tensor.F32, 1, c, tensor.Float32Bytes(x))
+	}
+	for _, o := range []int{dim, kv, ff} {
+		outs[o], _ = d.Alloc(tensor.F32, 1, o)
+	}
+	step := func() {
+		for _, w := range ws {
+			d.MatMul(outs[w.Rows()], w, xs[w.Cols()])
+		}
+	}
+	step() // packs
+	b.SetBytes(bytes)
+	for b.Loop() {
+		step()
+	}
+	if err := d.Sync(); err != nil {
+		b.Fatal(err)
 	}
 }
