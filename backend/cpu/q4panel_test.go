@@ -73,6 +73,7 @@ func TestMatMulQ4_0Panels(t *testing.T) {
 // BenchmarkDecodeQ4_0: the mat-vecs of four layers of the 1B shape (n_embd 2048, 8 KV
 // heads of 64, n_ff 8192) in Q4_0, one token, on all threads: what bounds decoding on
 // a CPU. The weights (137 MB) do not fit in the caches; throughput is weight bytes.
+// cpuGB/s is weight bytes per CPU second per thread.
 func BenchmarkDecodeQ4_0(b *testing.B) {
 	const dim, kv, ff, layers = 2048, 512, 8192, 4
 	shapes := [][2]int{{dim, dim}, {kv, dim}, {kv, dim}, {dim, dim}, {ff, dim}, {ff, dim}, {dim, ff}}
@@ -117,8 +118,16 @@ func BenchmarkDecodeQ4_0(b *testing.B) {
 	}
 	step() // packs
 	b.SetBytes(bytes)
+	t0, n := processTime(), 0
 	for b.Loop() {
 		step()
+		n++
+	}
+	// Bytes per second of the threads' CPU time: the wall-clock rate of a quiet
+	// machine (whose threads all run, spinning when idle), less sensitive to the load
+	// of a shared one.
+	if cpu := processTime() - t0; cpu > 0 {
+		b.ReportMetric(float64(bytes)*float64(n)/(cpu.Seconds()/float64(d.Threads()))/1e9, "cpuGB/s")
 	}
 	if err := d.Sync(); err != nil {
 		b.Fatal(err)
