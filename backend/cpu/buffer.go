@@ -18,7 +18,16 @@ type Buffer struct {
 	// views of such a buffer), whose weights MatMul may therefore copy into the layout
 	// of the level's kernel once (panels).
 	fixed  bool
-	panels []byte // data in tensor.PackQ4_0Panels's layout, made by MatMul; nil until then
+	panels []byte   // data in tensor.PackQ4_0Panels's layout, made by MatMul; nil until then
+	mapped *mapping // the memory of panels where it is mapped (weightMem), or nil
+}
+
+// dropPanels releases the buffer's copy of its weights in another layout, if any. The
+// caller holds the device's lock (no kernel is reading them).
+func (b *Buffer) dropPanels() {
+	b.panels = nil
+	b.mapped.release()
+	b.mapped = nil
 }
 
 var _ backend.Buffer = (*Buffer)(nil)

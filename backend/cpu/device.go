@@ -91,6 +91,9 @@ func (d *Device) Wrap(dt tensor.DType, rows, cols int, data []byte) (backend.Buf
 func (d *Device) Free(b backend.Buffer) {
 	if cb, ok := b.(*Buffer); ok {
 		cb.data = nil
+		d.mu.Lock()
+		cb.dropPanels()
+		d.mu.Unlock()
 	}
 }
 
@@ -104,7 +107,11 @@ func (d *Device) Upload(dst backend.Buffer, src []byte) error {
 		return fmt.Errorf("cpu: upload: %d bytes into a buffer of %d", len(src), len(b.data))
 	}
 	copy(b.data, src)
-	b.panels = nil // a wrapped buffer written all the same: repack on next use
+	if b.panels != nil { // a wrapped buffer written all the same: repack at next use
+		d.mu.Lock()
+		b.dropPanels()
+		d.mu.Unlock()
+	}
 	return nil
 }
 

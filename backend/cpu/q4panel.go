@@ -16,7 +16,7 @@ func q40PanelTile(b *Buffer) tensor.PanelTileFunc {
 // first call. The caller holds d.mu.
 func (d *Device) q40Panels(b *Buffer) []byte {
 	if b.panels == nil {
-		p := &panelTask{dst: make([]byte, len(b.data)), src: b.data, cols: b.cols, pb: tensor.X86RepackRows * b.rowBytes()}
+		p := &panelTask{dst: weightMem(b, len(b.data)), src: b.data, cols: b.cols, pb: tensor.X86RepackRows * b.rowBytes()}
 		d.pool.parallel(p, b.rows/tensor.X86RepackRows, 16)
 		b.panels = p.dst
 	}

@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -11,11 +12,21 @@ import (
 
 // TestMatMulQ4_0Panels: a wrapped Q4_0 matrix, which MatMul packs into panels where the
 // level reads them, gives the bits of the same matrix allocated and uploaded (read in
-// place), for a decode row and a batch, on 1 and 2 threads; an Upload into the wrapped
-// buffer is seen by the next MatMul (the panels are made again).
+// place), for a decode row and a batch, on 1 and 2 threads, for a matrix whose copy
+// comes from the heap and one large enough to be mapped (weightMem); an Upload into
+// the wrapped buffer is seen by the next MatMul (the panels are made again), and Free
+// drops the copy.
 func TestMatMulQ4_0Panels(t *testing.T) {
-	const in, out = 256, 200 // 25 panels: chunks of the pool end inside the matrix
-	r := rand.New(rand.NewPCG(9, 10))
+	for _, sh := range []struct{ in, out int }{
+		{256, 200},   // 25 panels: chunks of the pool end inside the matrix
+		{2048, 2048}, // 2.4 MB: above hugePage
+	} {
+		t.Run(fmt.Sprintf("%dx%d", sh.out, sh.in), func(t *testing.T) { testMatMulQ4_0Panels(t, sh.in, sh.out) })
+	}
+}
+
+func testMatMulQ4_0Panels(t *testing.T, in, out int) {
+	r := rand.New(rand.NewPCG(9, uint64(out)))
 	quant := func() []byte {
 		w := make([]float32, out*in)
 		for i := range w {
@@ -65,6 +76,10 @@ func TestMatMulQ4_0Panels(t *testing.T) {
 			if q40PanelTile(wrapped.(*Buffer)) != nil && wrapped.(*Buffer).panels == nil {
 				t.Fatalf("level %v has a panel kernel but MatMul did not pack", tensor.Level())
 			}
+		}
+		d.Free(wrapped)
+		if wb := wrapped.(*Buffer); wb.panels != nil || wb.mapped != nil {
+			t.Fatalf("Free left the panels")
 		}
 		d.Close()
 	}
