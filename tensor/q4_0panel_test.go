@@ -140,6 +140,7 @@ func BenchmarkTilePanel(b *testing.B) {
 	}{
 		{"Decode", 4096, 8192, 1, false},
 		{"DecodeCached", 4096, 256, 1, true},
+		{"DecodeL2", 4096, 128, 1, true}, // 295 KB: in the L2 cache
 		{"Prompt", 4096, 512, 64, true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

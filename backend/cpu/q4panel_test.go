@@ -86,13 +86,19 @@ func testMatMulQ4_0Panels(t *testing.T, in, out int) {
 }
 
 // BenchmarkDecodeQ4_0: the mat-vecs of four layers of the 1B shape (n_embd 2048, 8 KV
-// heads of 64, n_ff 8192) in Q4_0, one token, on all threads: what bounds decoding on
+// heads of 64, n_ff 8192) in Q4_0, one token, on 1 and 2 threads: what bounds decoding on
 // a CPU. The weights (137 MB) do not fit in the caches; throughput is weight bytes.
 // cpuGB/s is weight bytes per CPU second per thread.
 func BenchmarkDecodeQ4_0(b *testing.B) {
+	for _, threads := range []int{1, 2} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) { benchDecodeQ4_0(b, threads) })
+	}
+}
+
+func benchDecodeQ4_0(b *testing.B, threads int) {
 	const dim, kv, ff, layers = 2048, 512, 8192, 4
 	shapes := [][2]int{{dim, dim}, {kv, dim}, {kv, dim}, {dim, dim}, {ff, dim}, {ff, dim}, {dim, ff}}
-	d := New(0)
+	d := New(threads)
 	defer d.Close()
 	r := rand.New(rand.NewPCG(3, 4))
 	var ws []backend.Buffer
