@@ -175,8 +175,9 @@ func (w *worker) signal() {
 	}
 }
 
-// parallel runs t over units [0, n), cut into chunks of at least grain units (at most
-// chunksPerWorker per worker), and returns when every chunk is done.
+// parallel runs t over units [0, n), cut into at most n/grain chunks (and at most
+// chunksPerWorker per worker) of falling sizes (chunkBound), and returns when every
+// chunk is done.
 func (p *pool) parallel(t task, n, grain int) {
 	if n <= 0 {
 		return

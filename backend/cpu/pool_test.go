@@ -97,3 +97,27 @@ func BenchmarkPoolParallel(b *testing.B) {
 		})
 	}
 }
+
+// TestChunkBound: the chunks of a job cover its units in order, from 0 to units, and
+// (but for rounding) shrink from the first to the last.
+func TestChunkBound(t *testing.T) {
+	for _, tc := range []struct{ chunks, units int }{{2, 2}, {8, 8}, {8, 36}, {8, 1000}, {16, 4000}, {512, 1 << 20}} {
+		if b := chunkBound(0, tc.chunks, tc.units); b != 0 {
+			t.Errorf("%+v: chunk 0 starts at %d", tc, b)
+		}
+		if b := chunkBound(tc.chunks, tc.chunks, tc.units); b != tc.units {
+			t.Errorf("%+v: last chunk ends at %d", tc, b)
+		}
+		prev := tc.units
+		for k := range tc.chunks {
+			lo, hi := chunkBound(k, tc.chunks, tc.units), chunkBound(k+1, tc.chunks, tc.units)
+			if hi < lo || hi-lo > prev+1 {
+				t.Fatalf("%+v: chunk %d is [%d, %d), after a chunk of %d", tc, k, lo, hi, prev)
+			}
+			prev = hi - lo
+		}
+	}
+	if first, last := chunkBound(1, 8, 3600), 3600-chunkBound(7, 8, 3600); first != 800 || last != 100 {
+		t.Errorf("8 chunks of 3600: first %d, last %d; want 800 and 100", first, last)
+	}
+}
