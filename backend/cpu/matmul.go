@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/infergo/infer/backend"
 	"github.com/infergo/infer/tensor"
@@ -115,6 +116,7 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	if t.panel = q40PanelTile(wb); t.panel != nil {
 		t.w = d.q40Panels(wb)
 		d.pool.parallel(t, t.out/tensor.X86RepackRows, grainFor(t.n*t.in*tensor.X86RepackRows, 2))
+		runtime.KeepAlive(wb) // its cleanup unmaps the panels (weightMem)
 	} else {
 		d.pool.parallel(t, t.out, grainFor(t.n*t.in, 16))
 	}
