@@ -115,7 +115,12 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	}
 	if t.panel = q40PanelTile(wb); t.panel != nil {
 		t.w = d.q40Panels(wb)
-		d.pool.parallel(t, t.out/tensor.X86RepackRows, grainFor(t.n*t.in*tensor.X86RepackRows, 2))
+		units, grain := t.out/tensor.X86RepackRows, grainFor(t.n*t.in*tensor.X86RepackRows, 2)
+		if t.n < tensor.X86RepackGemmRows { // decoding: one stream of weights
+			d.pool.parallelStream(t, units, grain)
+		} else {
+			d.pool.parallel(t, units, grain)
+		}
 		runtime.KeepAlive(wb) // its cleanup unmaps the panels (weightMem)
 	} else {
 		d.pool.parallel(t, t.out, grainFor(t.n*t.in, 16))

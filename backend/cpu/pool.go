@@ -29,11 +29,16 @@ const waitSpin = 20 * time.Microsecond
 
 // chunksPerWorker is how many chunks a job is cut into per worker (at most), so that
 // the workers that run take the chunks of one that is late, descheduled or parked.
-// With chunkBound's falling sizes, 8 make a first chunk of two workers' job about as
-// large as 4 equal ones did (2/17 against 1/8) and a last one of 1/136: on the 2-vCPU
-// VM, BenchmarkDecodeQ4_0 gave a median 21.4 cpuGB/s over six runs against 20.1 with 4
-// (and 20.0 with 4 equal chunks), under the load of other processes.
-const chunksPerWorker = 8
+const chunksPerWorker = 4
+
+// streamChunksPerWorker is chunksPerWorker for the jobs that only stream weights
+// (mat-vecs of decoding, parallelStream), whose chunks cost nothing to start. With
+// chunkBound's falling sizes, 8 make a first chunk of two workers' job about as large
+// as 4 equal ones did (2/17 against 1/8) and a last one of 1/136: on the 2-vCPU VM,
+// BenchmarkDecodeQ4_0 gave a median 21.4 cpuGB/s over six runs against 20.1 with 4
+// (and 20.0 with 4 equal chunks), under the load of other processes. Other jobs keep
+// chunksPerWorker: a chunk of a batched matmul prepares its activation rows again.
+const streamChunksPerWorker = 8
 
 // maxChunks bounds a job's chunk count: claim packs it in 16 bits.
 const maxChunks = 1<<16 - 1
@@ -182,11 +187,20 @@ func (w *worker) signal() {
 // parallel runs t over units [0, n), cut into at most n/grain chunks (and at most
 // chunksPerWorker per worker) of falling sizes (chunkBound), and returns when every
 // chunk is done.
-func (p *pool) parallel(t task, n, grain int) {
+func (p *pool) parallel(t task, n, grain int) { p.parallelChunks(t, n, grain, chunksPerWorker) }
+
+// parallelStream is parallel for a job that streams weights: up to
+// streamChunksPerWorker chunks per worker.
+func (p *pool) parallelStream(t task, n, grain int) {
+	p.parallelChunks(t, n, grain, streamChunksPerWorker)
+}
+
+// parallelChunks is parallel with up to perWorker chunks per worker.
+func (p *pool) parallelChunks(t task, n, grain, perWorker int) {
 	if n <= 0 {
 		return
 	}
-	chunks := min(n/max(grain, 1), chunksPerWorker*p.n, maxChunks)
+	chunks := min(n/max(grain, 1), perWorker*p.n, maxChunks)
 	if chunks <= 1 || p.n <= 1 {
 		t.run(0, 0, n)
 		return

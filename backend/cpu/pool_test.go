@@ -27,7 +27,7 @@ func (t *countTask) run(worker, lo, hi int) {
 
 // TestPoolRunsEveryUnitOnce runs many jobs of many shapes back to back, with as many
 // processors as workers and with fewer, and checks that every unit of every job runs
-// exactly once and that parallel returns only when its job is done.
+// exactly once and that parallel (and parallelStream) returns only when its job is done.
 func TestPoolRunsEveryUnitOnce(t *testing.T) {
 	for _, procs := range []int{1, 4} {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
@@ -36,7 +36,11 @@ func TestPoolRunsEveryUnitOnce(t *testing.T) {
 			for job := range 3000 {
 				n, grain := 1+job%97, 1+job%5
 				ct := &countTask{units: make([]atomic.Int32, n), workers: make([]atomic.Int32, threads)}
-				p.parallel(ct, n, grain)
+				if job%2 == 0 {
+					p.parallel(ct, n, grain)
+				} else {
+					p.parallelStream(ct, n, grain)
+				}
 				for u := range ct.units {
 					if c := ct.units[u].Load(); c != 1 {
 						t.Fatalf("procs %d threads %d job %d (n=%d grain %d): unit %d ran %d times", procs, threads, job, n, grain, u, c)
