@@ -277,3 +277,131 @@ q8xrowloop:
 
 	VZEROUPPER
 	RET
+
+// The panel layout (q4_0panel.go): the eight rows of a panel block after block, 144
+// bytes a block: the rows' eight dw (f16), then their nibbles in the registers' order,
+// 32 bytes each: rows 0,1,4,5 bytes 0-7 (Y4), rows 0,1,4,5 bytes 8-15 (Y5), rows
+// 2,3,6,7 bytes 0-7 (Y8), rows 2,3,6,7 bytes 8-15 (Y9). The kernels below compute what
+// q40RepackR8X1/X4 compute, lane for lane, from four plain loads and one VCVTPH2PS
+// instead of Q40W8's gather, and stream one contiguous region: a panel is followed by
+// the next.
+
+// Q40P8 loads the block at (SI) of a panel into Y4..Y11 (as Q40W8) and its eight dw as
+// float32 into Y12. Y15 is clobbered.
+#define Q40P8 \
+	VMOVDQU   q40nib<>(SB), Y15; \
+	VMOVDQU   16(SI), Y4; \
+	VMOVDQU   48(SI), Y5; \
+	VMOVDQU   80(SI), Y8; \
+	VMOVDQU   112(SI), Y9; \
+	VPSRLW    $4, Y4, Y6; \
+	VPAND     Y15, Y6, Y6; \
+	VPAND     Y15, Y4, Y4; \
+	VPSRLW    $4, Y5, Y7; \
+	VPAND     Y15, Y7, Y7; \
+	VPAND     Y15, Y5, Y5; \
+	VPSRLW    $4, Y8, Y10; \
+	VPAND     Y15, Y10, Y10; \
+	VPAND     Y15, Y8, Y8; \
+	VPSRLW    $4, Y9, Y11; \
+	VPAND     Y15, Y11, Y11; \
+	VPAND     Y15, Y9, Y9; \
+	VCVTPH2PS (SI), Y12
+
+// func q40PanelX1(w *byte, x *byte, tab *uint32, nb, np int, dst *float32)
+// For the np ≥ 1 panels of nb ≥ 1 blocks back to back at w: dst[8p+r] = what
+// q40RepackR8X1 gives for row r of panel p (the activation row at x, its table at tab,
+// 32 bytes a block). Each block it prefetches the three lines q40pfd bytes ahead: the
+// stream runs across panels, so the prefetch does too.
+#define q40pfd 1152
+TEXT ·q40PanelX1(SB), NOSPLIT, $0-48
+	MOVQ w+0(FP), SI
+	MOVQ dst+40(FP), AX
+	MOVQ np+32(FP), DX
+
+	// The first q40pfd bytes, which the loop's prefetches do not cover.
+	PREFETCHNTA 0(SI)
+	PREFETCHNTA 64(SI)
+	PREFETCHNTA 128(SI)
+	PREFETCHNTA 192(SI)
+	PREFETCHNTA 256(SI)
+	PREFETCHNTA 320(SI)
+	PREFETCHNTA 384(SI)
+	PREFETCHNTA 448(SI)
+	PREFETCHNTA 512(SI)
+	PREFETCHNTA 576(SI)
+	PREFETCHNTA 640(SI)
+	PREFETCHNTA 704(SI)
+	PREFETCHNTA 768(SI)
+	PREFETCHNTA 832(SI)
+	PREFETCHNTA 896(SI)
+	PREFETCHNTA 960(SI)
+	PREFETCHNTA 1024(SI)
+	PREFETCHNTA 1088(SI)
+
+q40p1panel:
+	MOVQ   x+8(FP), DI
+	MOVQ   tab+16(FP), R8
+	MOVQ   nb+24(FP), CX
+	VXORPS Y0, Y0, Y0
+
+q40p1loop:
+	PREFETCHNTA q40pfd(SI)
+	PREFETCHNTA q40pfd+64(SI)
+	PREFETCHNTA q40pfd+128(SI)
+	Q40P8
+	VMOVAPS Y12, Y1
+	Q40X(DI, 0, 16, Y0, Y1)
+	ADDQ $144, SI
+	ADDQ $34, DI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q40p1loop
+
+	VMOVUPS Y0, (AX)
+	ADDQ    $32, AX
+	DECQ    DX
+	JNZ     q40p1panel
+	VZEROUPPER
+	RET
+
+// func q40PanelX4(w *byte, x *byte, xstride int, tab *uint32, nb int, dst *[32]float32)
+// dst[8i+r] = what q40RepackR8X4 gives for row r of the panel of nb ≥ 1 blocks at w and
+// activation row i < 4 (at x+i·xstride); tab is the rows' q8XTable.
+TEXT ·q40PanelX4(SB), NOSPLIT, $32-48
+	MOVQ   w+0(FP), SI
+	MOVQ   x+8(FP), DI
+	MOVQ   xstride+16(FP), R11
+	LEAQ   (DI)(R11*1), R13
+	LEAQ   (DI)(R11*2), R14
+	LEAQ   (R13)(R11*2), DX
+	MOVQ   tab+24(FP), R8
+	MOVQ   nb+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+q40p4loop:
+	Q40P8
+	VMOVUPS Y12, 0(SP)
+	Q40X(DI, 0, 16, Y0, 0(SP))
+	Q40X(R13, 4, 20, Y1, 0(SP))
+	Q40X(R14, 8, 24, Y2, 0(SP))
+	Q40X(DX, 12, 28, Y3, 0(SP))
+	ADDQ $144, SI
+	ADDQ $34, DI
+	ADDQ $34, R13
+	ADDQ $34, R14
+	ADDQ $34, DX
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q40p4loop
+
+	MOVQ    dst+40(FP), AX
+	VMOVUPS Y0, 0(AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VZEROUPPER
+	RET

@@ -14,6 +14,20 @@ type Buffer struct {
 	dt         tensor.DType
 	rows, cols int
 	data       []byte
+	// fixed is set for a buffer over memory its user promised not to modify (Wrap, and
+	// views of such a buffer), whose weights MatMul may therefore copy into the layout
+	// of the level's kernel once (panels).
+	fixed  bool
+	panels []byte   // data in tensor.PackQ4_0Panels's layout, made by MatMul; nil until then
+	mapped *mapping // the memory of panels where it is mapped (weightMem), or nil
+}
+
+// dropPanels releases the buffer's copy of its weights in another layout, if any. The
+// caller holds the device's lock (no kernel is reading them).
+func (b *Buffer) dropPanels() {
+	b.panels = nil
+	b.mapped.release()
+	b.mapped = nil
 }
 
 var _ backend.Buffer = (*Buffer)(nil)
@@ -39,7 +53,7 @@ func (b *Buffer) Slice(row0, rows int) backend.Buffer {
 		panic(fmt.Sprintf("cpu: Slice(%d, %d) of a buffer of %d rows", row0, rows, b.rows))
 	}
 	rb := b.rowBytes()
-	return &Buffer{dev: b.dev, dt: b.dt, rows: rows, cols: b.cols, data: b.data[row0*rb : (row0+rows)*rb : (row0+rows)*rb]}
+	return &Buffer{dev: b.dev, dt: b.dt, rows: rows, cols: b.cols, data: b.data[row0*rb : (row0+rows)*rb : (row0+rows)*rb], fixed: b.fixed}
 }
 
 func (b *Buffer) rowBytes() int { return b.dt.RowBytes(b.cols) }

@@ -75,6 +75,8 @@ func (d *Device) Alloc(dt tensor.DType, rows, cols int) (backend.Buffer, error) 
 // Wrap returns a buffer of rows × cols elements of dt over data without copying, for
 // weights that already sit in memory (a mapped GGUF file). data must hold exactly
 // rows·RowBytes(cols) bytes and must not be modified while the buffer is in use.
+// Where the level's kernel reads Q4_0 weights in another layout, MatMul copies the
+// matrix into it at its first use (q40Panels): the copy takes as much memory again.
 func (d *Device) Wrap(dt tensor.DType, rows, cols int, data []byte) (backend.Buffer, error) {
 	if !dt.Known() || cols%dt.BlockSize() != 0 {
 		return nil, fmt.Errorf("cpu: wrap %v (%d, %d): bad type or shape", dt, rows, cols)
@@ -82,13 +84,16 @@ func (d *Device) Wrap(dt tensor.DType, rows, cols int, data []byte) (backend.Buf
 	if len(data) != rows*dt.RowBytes(cols) {
 		return nil, fmt.Errorf("cpu: wrap %v (%d, %d): have %d bytes, want %d", dt, rows, cols, len(data), rows*dt.RowBytes(cols))
 	}
-	return &Buffer{dev: d, dt: dt, rows: rows, cols: cols, data: data}, nil
+	return &Buffer{dev: d, dt: dt, rows: rows, cols: cols, data: data, fixed: true}, nil
 }
 
 // Free drops the buffer's memory; the garbage collector reclaims it.
 func (d *Device) Free(b backend.Buffer) {
 	if cb, ok := b.(*Buffer); ok {
 		cb.data = nil
+		d.mu.Lock()
+		cb.dropPanels()
+		d.mu.Unlock()
 	}
 }
 
@@ -102,6 +107,11 @@ func (d *Device) Upload(dst backend.Buffer, src []byte) error {
 		return fmt.Errorf("cpu: upload: %d bytes into a buffer of %d", len(src), len(b.data))
 	}
 	copy(b.data, src)
+	if b.panels != nil { // a wrapped buffer written all the same: repack at next use
+		d.mu.Lock()
+		b.dropPanels()
+		d.mu.Unlock()
+	}
 	return nil
 }
 

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/infergo/infer/backend"
 	"github.com/infergo/infer/tensor"
@@ -24,8 +25,11 @@ type matmulTask struct {
 	ngemm    int
 	gemmTile tileFunc // gemm's tile form (tensor.X86RepackGemmTileFunc), or nil
 	tile     tileFunc // dot's tile form, or nil
-	n, in    int
-	out      int
+	// panel, when set, is the tile function over w in panel layout (q40Panels): the
+	// task's units are then panels of tensor.X86RepackRows rows.
+	panel tensor.PanelTileFunc
+	n, in int
+	out   int
 }
 
 func (t *matmulTask) run(_, lo, hi int) {
@@ -37,6 +41,11 @@ func (t *matmulTask) run(_, lo, hi int) {
 		return
 	}
 	wrb, xrb := t.wt.RowBytes(t.in), t.xrb
+	if t.panel != nil {
+		const r = tensor.X86RepackRows
+		t.panel(t.in, t.w[lo*r*wrb:hi*r*wrb], (hi-lo)*r, t.xq, xrb, t.n, t.dst[lo*r:], t.out)
+		return
+	}
 	if t.tile != nil {
 		t.tile(t.in, t.w[lo*wrb:hi*wrb], wrb, hi-lo, t.xq, xrb, t.n, t.dst[lo:], t.out)
 		return
@@ -104,7 +113,18 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		d.pool.parallel(t, t.n, grainFor(t.in, 1))
 		t.quantize = false
 	}
-	d.pool.parallel(t, t.out, grainFor(t.n*t.in, 16))
+	if t.panel = q40PanelTile(wb); t.panel != nil {
+		t.w = d.q40Panels(wb)
+		units, grain := t.out/tensor.X86RepackRows, grainFor(t.n*t.in*tensor.X86RepackRows, 2)
+		if t.n < tensor.X86RepackGemmRows { // decoding: one stream of weights
+			d.pool.parallelStream(t, units, grain)
+		} else {
+			d.pool.parallel(t, units, grain)
+		}
+		runtime.KeepAlive(wb) // its cleanup unmaps the panels (weightMem)
+	} else {
+		d.pool.parallel(t, t.out, grainFor(t.n*t.in, 16))
+	}
 	*t = matmulTask{}
 }
 

@@ -27,7 +27,7 @@ func (t *countTask) run(worker, lo, hi int) {
 
 // TestPoolRunsEveryUnitOnce runs many jobs of many shapes back to back, with as many
 // processors as workers and with fewer, and checks that every unit of every job runs
-// exactly once and that parallel returns only when its job is done.
+// exactly once and that parallel (and parallelStream) returns only when its job is done.
 func TestPoolRunsEveryUnitOnce(t *testing.T) {
 	for _, procs := range []int{1, 4} {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
@@ -36,7 +36,11 @@ func TestPoolRunsEveryUnitOnce(t *testing.T) {
 			for job := range 3000 {
 				n, grain := 1+job%97, 1+job%5
 				ct := &countTask{units: make([]atomic.Int32, n), workers: make([]atomic.Int32, threads)}
-				p.parallel(ct, n, grain)
+				if job%2 == 0 {
+					p.parallel(ct, n, grain)
+				} else {
+					p.parallelStream(ct, n, grain)
+				}
 				for u := range ct.units {
 					if c := ct.units[u].Load(); c != 1 {
 						t.Fatalf("procs %d threads %d job %d (n=%d grain %d): unit %d ran %d times", procs, threads, job, n, grain, u, c)
@@ -95,5 +99,29 @@ func BenchmarkPoolParallel(b *testing.B) {
 				p.parallel(t, 64, 1)
 			}
 		})
+	}
+}
+
+// TestChunkBound: the chunks of a job cover its units in order, from 0 to units, and
+// (but for rounding) shrink from the first to the last.
+func TestChunkBound(t *testing.T) {
+	for _, tc := range []struct{ chunks, units int }{{2, 2}, {8, 8}, {8, 36}, {8, 1000}, {16, 4000}, {512, 1 << 20}} {
+		if b := chunkBound(0, tc.chunks, tc.units); b != 0 {
+			t.Errorf("%+v: chunk 0 starts at %d", tc, b)
+		}
+		if b := chunkBound(tc.chunks, tc.chunks, tc.units); b != tc.units {
+			t.Errorf("%+v: last chunk ends at %d", tc, b)
+		}
+		prev := tc.units
+		for k := range tc.chunks {
+			lo, hi := chunkBound(k, tc.chunks, tc.units), chunkBound(k+1, tc.chunks, tc.units)
+			if hi < lo || hi-lo > prev+1 {
+				t.Fatalf("%+v: chunk %d is [%d, %d), after a chunk of %d", tc, k, lo, hi, prev)
+			}
+			prev = hi - lo
+		}
+	}
+	if first, last := chunkBound(1, 8, 3600), 3600-chunkBound(7, 8, 3600); first != 800 || last != 100 {
+		t.Errorf("8 chunks of 3600: first %d, last %d; want 800 and 100", first, last)
 	}
 }
