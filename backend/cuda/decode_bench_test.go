@@ -266,6 +266,39 @@ func BenchmarkDecodeLayer(b *testing.B) {
 			}
 		})
 	})
+	// Placement or state: the decode's buffers allocated before the prompt's (the model's
+	// order: weights first), allocations without kernels, freed allocations, one tiny
+	// kernel without allocations, the prompt's buffers freed before the decode's; and a
+	// short cache (capacity 128: one split, no combine), as `infer bench -p 0` runs.
+	b.Run("Q4_0/ctx=128/graph", func(b *testing.B) { benchDecodeLayer(b, tensor.Q4_0, 128, true) })
+	b.Run("Q4_0/ctx=512/graph/decode-first-prefill", func(b *testing.B) {
+		benchDecodeLayerOrder(b, uniform7B(tensor.Q4_0), 512, func(*Device) {}, func(d *Device) { prefill7B(b, d, tensor.Q4_0) })
+	})
+	b.Run("Q4_0/ctx=512/graph/after-alloc", func(b *testing.B) {
+		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) { allocMB(b, d, 48, false) })
+	})
+	b.Run("Q4_0/ctx=512/graph/after-alloc-free", func(b *testing.B) {
+		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) { allocMB(b, d, 512, true) })
+	})
+	b.Run("Q4_0/ctx=512/graph/after-tiny-kernel", func(b *testing.B) {
+		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) {
+			x, _ := d.Alloc(tensor.F32, 1, 64)
+			d.Add(x, x)
+			if err := d.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
+	b.Run("Q4_0/ctx=512/graph/after-prefill-freed", func(b *testing.B) {
+		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) {
+			p := newStep7B(b, d, tensor.Q4_0, 512, 512)
+			p.layers(len(segments7B))
+			p.free()
+			if err := d.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	})
 	b.Run("Q4_0/ctx=512/graph/after-15-row-step", func(b *testing.B) { // the mat-vec path, no cuBLAS
 		benchDecodeLayerSetup(b, tensor.Q4_0, 512, true, func(d *Device) {
 			p := newStep7B(b, d, tensor.Q4_0, 512, gemmMinRows-1)
@@ -290,6 +323,39 @@ func prefill7B(b *testing.B, d *Device, wt tensor.DType) {
 	}
 }
 
+// allocMB allocates mb MiB on d in 16 MiB buffers (zeroed, so one memset each), freed
+// again when free is set, and waits for the device.
+func allocMB(b *testing.B, d *Device, mb int, free bool) {
+	var bufs []backend.Buffer
+	for range mb / 16 {
+		buf, err := d.Alloc(tensor.F32, 4096, 1024)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bufs = append(bufs, buf)
+	}
+	if free {
+		for _, buf := range bufs {
+			d.Free(buf)
+		}
+	}
+	if err := d.Sync(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// free releases every buffer of the step.
+func (s *decode7B) free() {
+	for _, l := range s.ls {
+		for _, b := range []backend.Buffer{l.attnNorm, l.ffnNorm, l.wq, l.wk, l.wv, l.wo, l.gate, l.up, l.down, l.kCache, l.vCache} {
+			s.d.Free(b)
+		}
+	}
+	for _, b := range []backend.Buffer{s.x, s.xb, s.q, s.k, s.v, s.att, s.g, s.u, s.h, s.pos, s.logits, s.outNorm, s.head} {
+		s.d.Free(b)
+	}
+}
+
 // benchDecodeLayerSetup is benchDecodeLayer on a device prepared by setup.
 func benchDecodeLayerSetup(b *testing.B, wt tensor.DType, ctx int, graphed bool, setup func(*Device)) {
 	benchDecodeLayerMix(b, uniform7B(wt), ctx, graphed, setup)
@@ -297,9 +363,22 @@ func benchDecodeLayerSetup(b *testing.B, wt tensor.DType, ctx int, graphed bool,
 
 // benchDecodeLayerMix is benchDecodeLayerSetup with the weight types of m.
 func benchDecodeLayerMix(b *testing.B, m mix7B, ctx int, graphed bool, setup func(*Device)) {
+	benchDecodeLayerRun(b, m, ctx, graphed, setup, func(*Device) {})
+}
+
+// benchDecodeLayerOrder is the graphed benchDecodeLayerMix with late run after the
+// decode's buffers are allocated, before its warm-up step.
+func benchDecodeLayerOrder(b *testing.B, m mix7B, ctx int, setup, late func(*Device)) {
+	benchDecodeLayerRun(b, m, ctx, true, setup, late)
+}
+
+// benchDecodeLayerRun is benchDecodeLayerMix with late run after the decode's buffers
+// are allocated.
+func benchDecodeLayerRun(b *testing.B, m mix7B, ctx int, graphed bool, setup, late func(*Device)) {
 	d := openTest(b)
 	setup(d)
 	s := newDecode7B(b, d, m, ctx)
+	late(d)
 	step := func() { s.layers(len(segments7B)) }
 	step() // warm-up, outside the graph: scratch allocations
 	run := step

@@ -16,13 +16,18 @@ import "errors"
 // the dequant kernel's output, so numbers do not change.
 //
 // Ordering: the side stream reads only weights. Before a dequantization it waits for
-// the compute stream's last upload (written, recorded by Upload), so a weight uploaded
-// just before its first MatMul is complete, and for the slot's previous GEMM (free).
-// The compute stream waits for every copy it uses (ready), so a Sync or a stream drain
-// of the compute stream also drains the side stream.
+// the compute stream's uploads so far (written), so a weight uploaded just before its
+// first MatMul is complete, and for the slot's previous GEMM (free). The compute stream
+// waits for every copy it uses (ready), so a Sync or a stream drain of the compute
+// stream also drains the side stream.
+//
+// Upload records no event itself: it only marks the device (uploaded), and the next
+// dequantization records written on the compute stream first, after everything queued
+// so far, uploads included. A decode step, which uploads its tokens and positions but
+// dequantizes nothing, thus costs no event records once the side stream exists.
 type ahead struct {
 	stream  C.CUstream
-	written C.CUevent // recorded on the compute stream after each Upload
+	written C.CUevent // recorded on the compute stream by the first dequantization after an Upload
 	slots   [2]aheadSlot
 	next    int
 }
@@ -56,14 +61,10 @@ func newAhead() (*ahead, error) {
 	return a, nil
 }
 
-// markWritten records that the compute stream's uploads so far must precede later
-// dequantizations; it runs under do. Without an ahead yet there is nothing to order.
-func (d *Device) markWritten() error {
-	if d.ahead == nil {
-		return nil
-	}
-	return check("cuEventRecord", C.cu_event_record(d.ahead.written, d.stream))
-}
+// markWritten orders the next dequantization after the uploads queued so far on the
+// compute stream; it runs under do. It records nothing: dequantAhead records written
+// when the mark is set.
+func (d *Device) markWritten() { d.uploaded = true }
 
 // dequantAhead enqueues w's dequantization to F16 on the side stream and makes the
 // compute stream wait for it; it returns the copy's address and the slot, whose free
@@ -75,13 +76,14 @@ func (d *Device) dequantAhead(w *Buffer) (C.CUdeviceptr, *aheadSlot, error) {
 			return 0, nil, err
 		}
 		d.ahead = a
-		// Uploads made before the side stream existed recorded no event: order after
-		// everything queued so far.
-		if err := d.markWritten(); err != nil {
-			return 0, nil, err
-		}
 	}
 	a := d.ahead
+	if d.uploaded { // order after the uploads, and whatever else is queued so far
+		if err := check("cuEventRecord", C.cu_event_record(a.written, d.stream)); err != nil {
+			return 0, nil, err
+		}
+		d.uploaded = false
+	}
 	s := &a.slots[a.next]
 	a.next ^= 1
 	if need := w.rows * w.cols * 2; s.size < need {

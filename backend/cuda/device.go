@@ -76,8 +76,10 @@ type device struct {
 	// when off.
 	wcache *weightCache
 	// ahead dequantizes prefill weights on a side stream (dequant_ahead.go); nil until
-	// the first batched MatMul of a quantized weight.
-	ahead *ahead
+	// the first batched MatMul of a quantized weight. uploaded says an Upload was queued
+	// since the last dequantization ahead, which must then wait for it (markWritten).
+	ahead    *ahead
+	uploaded bool
 	// attnCount holds the split-attention counters, one per query row and head (zeroed
 	// once, see zeroScratch); attnSplit, when keys > 0, replaces the split policy of
 	// decode attention in tests and benchmarks (splitKeys and warpMinKeys, attention.go).

@@ -161,4 +161,13 @@ func TestDequantAhead(t *testing.T) {
 	if d.ahead == nil {
 		t.Fatal("the side stream was never used")
 	}
+	// Uploads only mark the device; the dequantization after them recorded the event
+	// and cleared the mark.
+	if d.uploaded {
+		t.Fatal("the mark of the last upload outlived the dequantization after it")
+	}
+	upload(alloc(tensor.F32, 1, 64), make([]byte, 256))
+	if !d.uploaded {
+		t.Fatal("an Upload after the side stream exists left no mark for the next dequantization")
+	}
 }

@@ -723,14 +723,14 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 // MV_MINB_<type>: the minimum blocks a SM of mv_<type>_1, _2 and mv_fused_<type>.
 #define MV_MINB_q4_0 MV_MIN_BLOCKS
 #define MV_MINB_q4_1 MV_MIN_BLOCKS
-#define MV_MINB_q5_0 MV_MIN_BLOCKS
-#define MV_MINB_q5_1 MV_MIN_BLOCKS
+#define MV_MINB_q5_0 1
+#define MV_MINB_q5_1 1
 #define MV_MINB_q8_0 MV_MIN_BLOCKS
 #define MV_MINB_q2_k MV_MIN_BLOCKS
-#define MV_MINB_q3_k MV_MIN_BLOCKS
+#define MV_MINB_q3_k 1
 #define MV_MINB_q4_k MV_MIN_BLOCKS
 #define MV_MINB_q5_k MV_MIN_BLOCKS
-#define MV_MINB_q6_k MV_MIN_BLOCKS
+#define MV_MINB_q6_k 1
 FOR_EACH_QUANT(MV_QUANT)
 
 // Float weights: mv_<type>_<NC>(dst, w, x, rows, cols, n), one row a block.
