@@ -90,6 +90,11 @@ func (d *Device) launch(entry string, grid, block dim3, a *args) error {
 
 // launchOn enqueues kernel entry on stream; it runs under do.
 func (d *Device) launchOn(stream C.CUstream, entry string, grid, block dim3, a *args) error {
+	return d.launchShared(stream, entry, grid, block, 0, a)
+}
+
+// launchShared is launchOn giving the kernel smem bytes of dynamic shared memory.
+func (d *Device) launchShared(stream C.CUstream, entry string, grid, block dim3, smem int, a *args) error {
 	f, ok := d.funcs[entry]
 	if !ok {
 		return fmt.Errorf("kernel %s: not loaded", entry)
@@ -100,7 +105,7 @@ func (d *Device) launchOn(stream C.CUstream, entry string, grid, block dim3, a *
 	p := a.bytes()
 	copy(unsafe.Slice((*byte)(d.args.p), maxArgBytes), p)
 	r := C.cu_launch(f, C.uint(grid.x), C.uint(grid.y), C.uint(grid.z), C.uint(block.x), C.uint(block.y),
-		C.uint(block.z), 0, stream, d.args.p, C.size_t(len(p)))
+		C.uint(block.z), C.uint(smem), stream, d.args.p, C.size_t(len(p)))
 	if err := check("cuLaunchKernel", r); err != nil {
 		return fmt.Errorf("kernel %s grid %v block %v: %w", entry, grid, block, err)
 	}

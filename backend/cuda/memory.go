@@ -122,6 +122,8 @@ func (d *Device) Upload(dst backend.Buffer, src []byte) error {
 	return d.upload(d.buffer(dst, "Upload's destination"), memPayload(src))
 }
 
+var _ backend.ReaderUploader = (*Device)(nil) // else the loader would quietly upload from the mapping
+
 // UploadFrom is Upload reading the bytes from src (a tensor's section of a model file)
 // straight into the pinned staging slots, several slots at once, so the file's memory
 // mapping is never faulted in: it implements backend.ReaderUploader.

@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/infergo/infer/tensor"
 )
@@ -110,20 +109,7 @@ func (d *Device) mmq(o, w, x *Buffer) error {
 // launchMMQ launches mmq_<w.dt>_<bn> for o (n, w.rows) = the int8 activations (xq, xd)
 // of n rows · wᵀ; it runs under do.
 func (d *Device) launchMMQ(o, w *Buffer, n, bn int, xq, xd uint64) error {
-	name := mmqName(w.dt, bn)
-	f, ok := d.funcs[name]
-	if !ok {
-		return fmt.Errorf("kernel %s: not loaded", name)
-	}
-	if n == 0 || w.rows == 0 {
-		return nil
-	}
+	a := new(args).ptr(o.ptr).ptr(w.ptr).ptr(xq).ptr(xd).i32(w.rows).i32(w.cols).i32(n)
 	grid := dim3{ceilDiv(w.rows, mmqRows), ceilDiv(n, bn), 1}
-	p := new(args).ptr(o.ptr).ptr(w.ptr).ptr(xq).ptr(xd).i32(w.rows).i32(w.cols).i32(n).bytes()
-	copy(unsafe.Slice((*byte)(d.args.p), maxArgBytes), p)
-	r := C.cu_launch(f, C.uint(grid.x), C.uint(grid.y), 1, mmqThreads, 1, 1, C.uint(mmqSmem(w.dt, bn)), d.stream, d.args.p, C.size_t(len(p)))
-	if err := check("cuLaunchKernel", r); err != nil {
-		return fmt.Errorf("kernel %s grid %v: %w", name, grid, err)
-	}
-	return nil
+	return d.launchShared(d.stream, mmqName(w.dt, bn), grid, dim3{mmqThreads, 1, 1}, mmqSmem(w.dt, bn), a)
 }
