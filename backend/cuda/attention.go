@@ -155,14 +155,19 @@ func (d *Device) scratch(a **allocation, size int) (C.CUdeviceptr, error) {
 }
 
 // zeroScratch is scratch for memory that must start at zero (the split counters, which
-// every launch leaves at zero): a new block is cleared on the stream before its first use
-// (in a graph being recorded, by a node of the graph, which clears it again at each
-// replay: harmless).
+// every launch leaves at zero): a block is cleared on the stream before its first use
+// until one clear has run outside a graph capture. A clear made while recording is a node
+// of the graph (it clears again at each replay: harmless) and counts for nothing, since
+// the graph may never be launched (a failed Record, a Capture closed unlaunched): the
+// next call outside a capture clears the block again.
 func (d *Device) zeroScratch(a **allocation, size int) (C.CUdeviceptr, error) {
-	old := *a
 	p, err := d.scratch(a, size)
-	if err != nil || *a == old {
+	if err != nil || (*a).zeroed {
 		return p, err
 	}
-	return p, check("cuMemsetD8Async", C.cu_memset_d8_async(p, 0, C.size_t((*a).size), d.stream))
+	if err := check("cuMemsetD8Async", C.cu_memset_d8_async(p, 0, C.size_t((*a).size), d.stream)); err != nil {
+		return 0, err
+	}
+	(*a).zeroed = !d.capturing
+	return p, nil
 }

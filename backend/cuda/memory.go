@@ -21,6 +21,7 @@ type allocation struct {
 	size   int
 	handle C.CUmemGenericAllocationHandle // VMM only
 	mapped bool
+	zeroed bool // zeroScratch cleared it on the stream outside a graph capture
 }
 
 // release frees the allocation; it runs under do.
