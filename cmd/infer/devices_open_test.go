@@ -156,7 +156,7 @@ func TestGPUConformance(t *testing.T) {
 		t.Run(f, func(t *testing.T) {
 			path := testdata.Path(t, f+".gguf")
 			cpu := perplexity(t, loadOn(t, path, opts, nil, cuda.PeerOptions{}), 20)
-			gm := loadArch(t, path, opts, []int{0}) // -arch.ptx: kernels not yet committed
+			gm := loadArch(t, path, opts, []int{0}) // honours -arch.ptx (kernels from a directory)
 			gpu := perplexity(t, gm, 20)
 			tol := 3e-3
 			if strings.HasSuffix(f, "F32") || strings.HasSuffix(f, "F16") || strings.HasSuffix(f, "BF16") {
