@@ -18,14 +18,7 @@ import (
 func TestMatMulQ4_0PanelsConcurrent(t *testing.T) {
 	const in, out, goroutines, calls = 256, 64, 4, 8
 	r := rand.New(rand.NewPCG(5, 6))
-	w := make([]float32, out*in)
-	for i := range w {
-		w[i] = float32(r.NormFloat64())
-	}
-	wq := make([]byte, tensor.Q4_0.RowBytes(out*in))
-	if err := tensor.Quantize(tensor.Q4_0, wq, w); err != nil {
-		t.Fatal(err)
-	}
+	wq := randQ4_0(t, r, out, in)
 	d := New(2)
 	defer d.Close()
 	plain, _ := d.Alloc(tensor.Q4_0, out, in)

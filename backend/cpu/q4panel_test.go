@@ -27,18 +27,7 @@ func TestMatMulQ4_0Panels(t *testing.T) {
 
 func testMatMulQ4_0Panels(t *testing.T, in, out int) {
 	r := rand.New(rand.NewPCG(9, uint64(out)))
-	quant := func() []byte {
-		w := make([]float32, out*in)
-		for i := range w {
-			w[i] = float32(r.NormFloat64())
-		}
-		wq := make([]byte, tensor.Q4_0.RowBytes(out*in))
-		if err := tensor.Quantize(tensor.Q4_0, wq, w); err != nil {
-			t.Fatal(err)
-		}
-		return wq
-	}
-	w1, w2 := quant(), quant()
+	w1, w2 := randQ4_0(t, r, out, in), randQ4_0(t, r, out, in)
 	for _, threads := range []int{1, 2} {
 		d := New(threads)
 		wrapped, err := d.Wrap(tensor.Q4_0, out, in, slices.Clone(w1))
@@ -83,6 +72,19 @@ func testMatMulQ4_0Panels(t *testing.T, in, out int) {
 		}
 		d.Close()
 	}
+}
+
+// randQ4_0 returns a Q4_0 matrix of rows × cols normal values from r.
+func randQ4_0(t *testing.T, r *rand.Rand, rows, cols int) []byte {
+	w := make([]float32, rows*cols)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	wq := make([]byte, tensor.Q4_0.RowBytes(rows*cols))
+	if err := tensor.Quantize(tensor.Q4_0, wq, w); err != nil {
+		t.Fatal(err)
+	}
+	return wq
 }
 
 // BenchmarkDecodeQ4_0: the mat-vecs of four layers of the 1B shape (n_embd 2048, 8 KV
