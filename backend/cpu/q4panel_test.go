@@ -156,3 +156,56 @@ func benchDecodeQ4_0(b *testing.B, threads int) {
 		b.Fatal(err)
 	}
 }
+
+// TestMatMulQ4_0PanelsAfterWrite: after Copy or SetRows writes into a wrapped Q4_0
+// matrix that MatMul has packed, the next MatMul multiplies by what was written, as
+// with the same writes into an allocated matrix (read in place).
+func TestMatMulQ4_0PanelsAfterWrite(t *testing.T) {
+	const in, out, n = 256, 64, 5
+	r := rand.New(rand.NewPCG(11, 12))
+	d := New(2)
+	defer d.Close()
+	w1 := randQ4_0(t, r, out, in)
+	wrapped, err := d.Wrap(tensor.Q4_0, out, in, slices.Clone(w1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := d.Alloc(tensor.Q4_0, out, in)
+	other, _ := d.Alloc(tensor.Q4_0, out, in)
+	xv := make([]float32, n*in)
+	rowsF32 := make([]float32, 3*in)
+	for _, v := range [][]float32{xv, rowsF32} {
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+	}
+	x, _ := d.Wrap(tensor.F32, n, in, tensor.Float32Bytes(xv))
+	src, _ := d.Wrap(tensor.F32, 3, in, tensor.Float32Bytes(rowsF32))
+	rows, _ := d.Alloc(tensor.I32, 3, 1) // rows 0, 17, 63
+	got, _ := d.Alloc(tensor.F32, n, out)
+	want, _ := d.Alloc(tensor.F32, n, out)
+	for _, up := range []error{d.Upload(plain, w1), d.Upload(other, randQ4_0(t, r, out, in)), d.Upload(rows, []byte{0, 0, 0, 0, 17, 0, 0, 0, 63, 0, 0, 0})} {
+		if up != nil {
+			t.Fatal(up)
+		}
+	}
+	for _, write := range []struct {
+		name string
+		do   func(dst backend.Buffer)
+	}{
+		{"Copy", func(dst backend.Buffer) { d.Copy(dst, other) }},
+		{"SetRows", func(dst backend.Buffer) { d.SetRows(dst, src, rows) }},
+	} {
+		d.MatMul(got, wrapped, x) // packs (again)
+		write.do(wrapped)
+		write.do(plain)
+		d.MatMul(got, wrapped, x)
+		d.MatMul(want, plain, x)
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.(*Buffer).f32(), want.(*Buffer).f32()) {
+			t.Errorf("after %s: MatMul by the wrapped matrix differs from the allocated one's", write.name)
+		}
+	}
+}
