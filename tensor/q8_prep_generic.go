@@ -1,9 +1,6 @@
 package tensor
 
-import (
-	"math"
-	"sync"
-)
+import "sync"
 
 // The Go (portable) kernels' integer dot products of quantized weights against Q8_0
 // activation blocks: four products per 64-bit multiplication. A weight word holds four
@@ -77,12 +74,4 @@ func prepQ8_0(p []q8Prep, x []byte) {
 		}
 		p[b].sum = s
 	}
-}
-
-// fmafHard reports whether v, the float64 sum of an exact product and a float32, may
-// round to float32 otherwise than fmaf would: v lies halfway between two float32s
-// (the low 29 bits of its significand are 1<<28), or 0 < |v| < 2^-126 (fmafTie).
-func fmafHard(v float64) bool {
-	u := math.Float64bits(v)
-	return uint32(u)&(1<<29-1) == 1<<28 || u<<1-1 < (1023-126)<<53-1
 }

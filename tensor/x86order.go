@@ -94,10 +94,18 @@ const lanes8 = 8
 // bits of its float64 significand are 1<<28), which fmafTie settles.
 func fmaf(a, b, c float32) float32 {
 	s := float64(a)*float64(b) + float64(c)
-	if u := math.Float64bits(s); uint32(u)&(1<<29-1) == 1<<28 || u<<1-1 < (1023-126)<<53-1 { // a tie, or 0 < |s| < 2⁻¹²⁶
+	if fmafHard(s) {
 		return fmafTie(a, b, c)
 	}
 	return float32(s)
+}
+
+// fmafHard reports whether v, the float64 sum of an exact product and a float32, may
+// round to float32 otherwise than fmaf would: v lies halfway between two float32s
+// (the low 29 bits of its significand are 1<<28), or 0 < |v| < 2^-126 (fmafTie).
+func fmafHard(v float64) bool {
+	u := math.Float64bits(v)
+	return uint32(u)&(1<<29-1) == 1<<28 || u<<1-1 < (1023-126)<<53-1
 }
 
 // fmafTie is fmaf where s may be a tie or the result is not a normal float32: when the

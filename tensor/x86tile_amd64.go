@@ -48,7 +48,7 @@ func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 		dotQ4KRepackGemmTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
-	if !hasVNNI || !hasFMA || nb <= 0 || mw <= 0 || mx <= 0 {
+	if !hasVNNI || nb <= 0 || mw <= 0 || mx <= 0 {
 		dotTileBy(dotQ4KRepackGemm, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}

@@ -22,9 +22,14 @@ type Buffer struct {
 	mapped *mapping // the memory of panels where it is mapped (weightMem), or nil
 }
 
-// dropPanels releases the buffer's copy of its weights in another layout, if any. The
-// caller holds the device's lock (no kernel is reading them).
+// dropPanels releases the buffer's copy of its weights in another layout, if any: at
+// Free, and after a write into the buffer (Upload, Copy, SetRows), so that the next
+// MatMul packs what was written. The caller holds the device's lock (no kernel is
+// reading them).
 func (b *Buffer) dropPanels() {
+	if b.panels == nil {
+		return
+	}
 	b.panels = nil
 	b.mapped.release()
 	b.mapped = nil

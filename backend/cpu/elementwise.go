@@ -95,6 +95,7 @@ func (d *Device) Copy(dst, src backend.Buffer) {
 		return
 	}
 	defer d.mu.Unlock()
+	o.dropPanels()
 	var err error
 	switch {
 	case o.dt == s.dt:

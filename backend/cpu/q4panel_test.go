@@ -27,18 +27,7 @@ func TestMatMulQ4_0Panels(t *testing.T) {
 
 func testMatMulQ4_0Panels(t *testing.T, in, out int) {
 	r := rand.New(rand.NewPCG(9, uint64(out)))
-	quant := func() []byte {
-		w := make([]float32, out*in)
-		for i := range w {
-			w[i] = float32(r.NormFloat64())
-		}
-		wq := make([]byte, tensor.Q4_0.RowBytes(out*in))
-		if err := tensor.Quantize(tensor.Q4_0, wq, w); err != nil {
-			t.Fatal(err)
-		}
-		return wq
-	}
-	w1, w2 := quant(), quant()
+	w1, w2 := randQ4_0(t, r, out, in), randQ4_0(t, r, out, in)
 	for _, threads := range []int{1, 2} {
 		d := New(threads)
 		wrapped, err := d.Wrap(tensor.Q4_0, out, in, slices.Clone(w1))
@@ -83,6 +72,19 @@ func testMatMulQ4_0Panels(t *testing.T, in, out int) {
 		}
 		d.Close()
 	}
+}
+
+// randQ4_0 returns a Q4_0 matrix of rows × cols normal values from r.
+func randQ4_0(t *testing.T, r *rand.Rand, rows, cols int) []byte {
+	w := make([]float32, rows*cols)
+	for i := range w {
+		w[i] = float32(r.NormFloat64())
+	}
+	wq := make([]byte, tensor.Q4_0.RowBytes(rows*cols))
+	if err := tensor.Quantize(tensor.Q4_0, wq, w); err != nil {
+		t.Fatal(err)
+	}
+	return wq
 }
 
 // BenchmarkDecodeQ4_0: the mat-vecs of four layers of the 1B shape (n_embd 2048, 8 KV
@@ -152,5 +154,58 @@ func benchDecodeQ4_0(b *testing.B, threads int) {
 	}
 	if err := d.Sync(); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// TestMatMulQ4_0PanelsAfterWrite: after Copy or SetRows writes into a wrapped Q4_0
+// matrix that MatMul has packed, the next MatMul multiplies by what was written, as
+// with the same writes into an allocated matrix (read in place).
+func TestMatMulQ4_0PanelsAfterWrite(t *testing.T) {
+	const in, out, n = 256, 64, 5
+	r := rand.New(rand.NewPCG(11, 12))
+	d := New(2)
+	defer d.Close()
+	w1 := randQ4_0(t, r, out, in)
+	wrapped, err := d.Wrap(tensor.Q4_0, out, in, slices.Clone(w1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := d.Alloc(tensor.Q4_0, out, in)
+	other, _ := d.Alloc(tensor.Q4_0, out, in)
+	xv := make([]float32, n*in)
+	rowsF32 := make([]float32, 3*in)
+	for _, v := range [][]float32{xv, rowsF32} {
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+	}
+	x, _ := d.Wrap(tensor.F32, n, in, tensor.Float32Bytes(xv))
+	src, _ := d.Wrap(tensor.F32, 3, in, tensor.Float32Bytes(rowsF32))
+	rows, _ := d.Alloc(tensor.I32, 3, 1) // rows 0, 17, 63
+	got, _ := d.Alloc(tensor.F32, n, out)
+	want, _ := d.Alloc(tensor.F32, n, out)
+	for _, up := range []error{d.Upload(plain, w1), d.Upload(other, randQ4_0(t, r, out, in)), d.Upload(rows, []byte{0, 0, 0, 0, 17, 0, 0, 0, 63, 0, 0, 0})} {
+		if up != nil {
+			t.Fatal(up)
+		}
+	}
+	for _, write := range []struct {
+		name string
+		do   func(dst backend.Buffer)
+	}{
+		{"Copy", func(dst backend.Buffer) { d.Copy(dst, other) }},
+		{"SetRows", func(dst backend.Buffer) { d.SetRows(dst, src, rows) }},
+	} {
+		d.MatMul(got, wrapped, x) // packs (again)
+		write.do(wrapped)
+		write.do(plain)
+		d.MatMul(got, wrapped, x)
+		d.MatMul(want, plain, x)
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.(*Buffer).f32(), want.(*Buffer).f32()) {
+			t.Errorf("after %s: MatMul by the wrapped matrix differs from the allocated one's", write.name)
+		}
 	}
 }

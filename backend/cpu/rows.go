@@ -48,6 +48,7 @@ func (d *Device) SetRows(dst, src, rows backend.Buffer) {
 		return
 	}
 	defer d.mu.Unlock()
+	o.dropPanels()
 	sv := s.f32()
 	for i, row := range r.i32() {
 		if row < 0 || int(row) >= o.rows {

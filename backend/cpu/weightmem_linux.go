@@ -17,7 +17,7 @@ const hugePage = 2 << 20
 // TLB miss every 4 KiB and stops the hardware prefetchers at every page boundary: on
 // the 2-vCPU Zen 2 VM the Q4_0 decode kernel read 7.4-9.2 GB/s per thread from 4 KiB
 // pages and 10-12.5 from 2 MiB ones (both vCPUs at once). The mapping is released
-// when b is collected or freed (releaseWeightMem); where mapping fails, the memory
+// when b is collected or freed (mapping.release); where mapping fails, the memory
 // comes from the Go heap.
 func weightMem(b *Buffer, n int) []byte {
 	if n < hugePage {

@@ -109,7 +109,7 @@ func (t *Transport) watch(poll time.Duration, onError func(error)) {
 		if err == nil {
 			continue
 		}
-		if t.aborted() || errors.Is(err, ErrAborted) {
+		if t.failure() != nil || errors.Is(err, ErrAborted) {
 			return
 		}
 		t.Abort(err)
@@ -120,19 +120,16 @@ func (t *Transport) watch(poll time.Duration, onError func(error)) {
 	}
 }
 
-// aborted reports whether Abort was called.
-func (t *Transport) aborted() bool {
+// failure is the error Abort recorded, or nil.
+func (t *Transport) failure() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.err != nil
+	return t.err
 }
 
 // buffer checks that b lives on the transport's device and the transport still runs.
 func (t *Transport) buffer(b backend.Buffer) (deviceBuffer, error) {
-	t.mu.Lock()
-	err := t.err
-	t.mu.Unlock()
-	if err != nil {
+	if err := t.failure(); err != nil {
 		return nil, err
 	}
 	db, ok := b.(deviceBuffer)

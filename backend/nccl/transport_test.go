@@ -70,8 +70,8 @@ func TestWatchReportsAsyncError(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the asynchronous error was not reported")
 	}
-	if !tr.aborted() || c.aborts != 1 {
-		t.Errorf("after an asynchronous error: aborted %v, %d ncclCommAbort calls", tr.aborted(), c.aborts)
+	if tr.failure() == nil || c.aborts != 1 {
+		t.Errorf("after an asynchronous error: failure %v, %d ncclCommAbort calls", tr.failure(), c.aborts)
 	}
 	tr.Close()
 	if len(got) != 0 {
