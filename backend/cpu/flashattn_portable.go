@@ -116,7 +116,7 @@ func madRow16(acc []float32, v []uint16, s float32) {
 		}
 		u := math.Float32bits(f)
 		if b := u & 0x7fffffff; b-0x38800000 < 0x477ff000-0x38800000 { // 2^-14 ≤ |f| < 65520
-			acc[d] = math.Float32frombits((b+0xfff+b>>13&1)&^0x1fff | u&0x80000000)
+			acc[d] = math.Float32frombits(round16Normal(b) | u&0x80000000)
 			continue
 		}
 		acc[d] = round16Call(f)
@@ -150,6 +150,10 @@ func round16(f float32) float32 {
 
 //go:noinline
 func round16Slow(f float32) float32 { return fromF16(toF16(f)) }
+
+// round16Normal is round16 on the bits b of a float32 in [2^-14, 65520): rounded to
+// nearest even at bit 13, where the F16 step of a normal half lies.
+func round16Normal(b uint32) uint32 { return (b + 0xfff + b>>13&1) &^ 0x1fff }
 
 // round16Call is round16 kept out of line, for loops whose fast path is inline.
 //

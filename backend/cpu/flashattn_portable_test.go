@@ -25,6 +25,11 @@ func TestRound16(t *testing.T) {
 	for u := uint64(0); u < 1<<32; u += step {
 		check(uint32(u))
 	}
+	for b := uint32(0x38800000); b < 0x477ff000; b++ { // round16Normal's whole domain
+		if got, want := round16Normal(b), math.Float32bits(round16(math.Float32frombits(b))); got != want {
+			t.Fatalf("round16Normal(%#08x) = %#08x, round16 %#08x", b, got, want)
+		}
+	}
 	for h := range 1 << 16 {
 		u := math.Float32bits(fromF16(uint16(h)))
 		for _, d := range []uint32{0, 1, 2, 0xFFF, 0x1000, 0x1001, 0x1FFF, 0x2000} {
