@@ -335,14 +335,7 @@ func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 			j = len(s)
 		}
 	}
-	for ; j < len(s); j++ {
-		r := (t0+j)*h.cols + h.off
-		var dot float32
-		for d, kd := range k[r : r+hd] {
-			dot = fma32(q[d], fromF16(kd), dot)
-		}
-		s[j] = dot * scale
-	}
+	tileScoresRest(s[j:], q, k, t0+j, h, scale)
 }
 
 // tileScoresGo is tileScores without assembly.

@@ -159,3 +159,33 @@ func round16Normal(b uint32) uint32 { return (b + 0xfff + b>>13&1) &^ 0x1fff }
 //
 //go:noinline
 func round16Call(f float32) float32 { return round16(f) }
+
+// tileScoresRest is tileScoresGo, four keys at a time so that their FMA chains overlap.
+func tileScoresRest(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
+	hd := len(q)
+	tab := tensor.F16Values()
+	j := 0
+	for ; j+4 <= len(s); j += 4 {
+		r := (t0+j)*h.cols + h.off
+		k0 := k[r : r+hd]
+		k1 := k[r+h.cols : r+h.cols+hd]
+		k2 := k[r+2*h.cols : r+2*h.cols+hd]
+		k3 := k[r+3*h.cols : r+3*h.cols+hd]
+		var d0, d1, d2, d3 float32
+		for d, qd := range q {
+			d0 = fma32(qd, tab[k0[d]], d0)
+			d1 = fma32(qd, tab[k1[d]], d1)
+			d2 = fma32(qd, tab[k2[d]], d2)
+			d3 = fma32(qd, tab[k3[d]], d3)
+		}
+		s[j], s[j+1], s[j+2], s[j+3] = d0*scale, d1*scale, d2*scale, d3*scale
+	}
+	for ; j < len(s); j++ {
+		r := (t0+j)*h.cols + h.off
+		var dot float32
+		for d, kd := range k[r : r+hd] {
+			dot = fma32(q[d], tab[kd], dot)
+		}
+		s[j] = dot * scale
+	}
+}
