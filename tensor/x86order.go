@@ -108,26 +108,25 @@ func fmafHard(v float64) bool {
 	return uint32(u)&(1<<29-1) == 1<<28 || u<<1-1 < (1023-126)<<53-1
 }
 
-// fmafTie is fmaf where s may be a tie or the result is not a normal float32: when the
-// float64 sum was inexact, the exact error of the sum (TwoSum) decides the rounding.
+// fmafTie is fmaf where s may be a tie or the result is not a normal float32: the
+// float64 sum is rounded to odd (where it is inexact and its last bit even, it moves one
+// step towards the exact sum, whose error TwoSum gives), which then rounds to float32,
+// subnormals included, as the exact sum does (53 bits are more than 24 + 1). NaNs and
+// infinities are left as the float64 sum has them.
 func fmafTie(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
-	s := p + float64(c)
-	r := float32(s)
-	if d := s - float64(r); d != 0 {
-		up := float32(math.Inf(1))
-		if d < 0 {
-			up = -up
+	p, z := float64(a)*float64(b), float64(c)
+	s := p + z
+	bz := s - p
+	e := (p - (s - bz)) + (z - bz) // p + z = s + e exactly
+	if u := math.Float64bits(s); u&1 == 0 && (e > 0 || e < 0) && !math.IsInf(s, 0) {
+		if (e > 0) == (s > 0) {
+			u++
+		} else {
+			u--
 		}
-		if n := math.Nextafter32(r, up); float64(n)-s == d { // s is a tie: r and n
-			bb := s - p
-			e := (p - (s - bb)) + (float64(c) - bb) // p + c = s + e exactly
-			if e != 0 && (e > 0) == (d > 0) {
-				return n
-			}
-		}
+		s = math.Float64frombits(u)
 	}
-	return r
+	return float32(s)
 }
 
 // fma8 sets acc[l] = fmaf(d, float32(s[l]), acc[l]) for the eight lanes: the eight

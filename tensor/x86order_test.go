@@ -11,7 +11,7 @@ import (
 
 // fmafExact is a·b+c rounded once to float32, through exact big.Float arithmetic.
 func fmafExact(a, b, c float32) float32 {
-	p := new(big.Float).SetPrec(200).SetFloat64(float64(a))
+	p := new(big.Float).SetPrec(1000).SetFloat64(float64(a)) // wide enough for any float32 a·b+c
 	p.Mul(p, new(big.Float).SetFloat64(float64(b)))
 	p.Add(p, new(big.Float).SetFloat64(float64(c)))
 	f, _ := p.Float32()
@@ -57,6 +57,71 @@ func TestFmaf(t *testing.T) {
 		t.Error("no double-rounding case was tried")
 	}
 	t.Logf("%d double-rounding cases", doubleRounded)
+}
+
+// fmafTieNext is fmafTie as it was written before (the float32 neighbour through
+// Nextafter32, taken where the float64 sum is a tie), kept to check the NaN and
+// infinity cases, which fmafExact has no value for.
+func fmafTieNext(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	r := float32(s)
+	if d := s - float64(r); d != 0 {
+		up := float32(math.Inf(1))
+		if d < 0 {
+			up = -up
+		}
+		if n := math.Nextafter32(r, up); float64(n)-s == d {
+			bb := s - p
+			e := (p - (s - bb)) + (float64(c) - bb)
+			if e != 0 && (e > 0) == (d > 0) {
+				return n
+			}
+		}
+	}
+	return r
+}
+
+// TestFmafTie checks fmafTie, fmaf's slow path, on its own: against the exact sum on
+// float32 midpoints, subnormal and overflowing results, and against its earlier form
+// on infinities and NaNs.
+func TestFmafTie(t *testing.T) {
+	r := rand.New(rand.NewPCG(63, 64))
+	check := func(a, b, c float32) {
+		t.Helper()
+		got := fmafTie(a, b, c)
+		want := fmafTieNext(a, b, c)
+		if !math.IsNaN(float64(a)) && !math.IsNaN(float64(b)) && !math.IsNaN(float64(c)) && !math.IsInf(float64(a), 0) && !math.IsInf(float64(b), 0) && !math.IsInf(float64(c), 0) {
+			want = fmafExact(a, b, c)
+		}
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("fmafTie(%g, %g, %g) = %g (%#08x), want %g (%#08x)", a, b, c, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+	for range 300000 {
+		m1 := uint32(r.IntN(1<<12)) | 1<<12
+		m2 := uint32(r.IntN(1<<12)) | 1<<12
+		e := r.IntN(300) - 150
+		a := float32(math.Ldexp(float64(m1), e/2-12))
+		b := float32(math.Ldexp(float64(m2), e-e/2-12))
+		if r.IntN(2) == 0 {
+			b = -b
+		}
+		c := float32(math.Ldexp(float64(r.IntN(5)-2), -r.IntN(150)))
+		if r.IntN(4) == 0 {
+			c = float32(math.Ldexp(r.NormFloat64(), e-r.IntN(8)))
+		}
+		check(a, b, c)
+	}
+	specials := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0x1p-149, -0x1p-149, 0x1p-126, math.MaxFloat32, -math.MaxFloat32,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.Float32frombits(0xffc00001), math.Float32frombits(0x7f800001)}
+	for _, a := range specials {
+		for _, b := range specials {
+			for _, c := range specials {
+				check(a, b, c)
+			}
+		}
+	}
 }
 
 // randActivations is a row of n floats of mixed magnitudes, with exact ties (x·127/amax
