@@ -131,7 +131,7 @@ func fmafTie(a, b, c float32) float32 {
 
 // fma8 sets acc[l] = fmaf(d, float32(s[l]), acc[l]) for the eight lanes: the eight
 // float64 sums, then one test whether any of them is a case of fmafTie (fmaf's rare
-// ones), which then takes every lane.
+// ones), which then takes the lanes that are (fma8Hard).
 func fma8(acc *[lanes8]float32, d float32, s *[lanes8]int32) {
 	dd := float64(d)
 	v0 := dd*float64(s[0]) + float64(acc[0])
@@ -144,13 +144,23 @@ func fma8(acc *[lanes8]float32, d float32, s *[lanes8]int32) {
 	v7 := dd*float64(s[7]) + float64(acc[7])
 	if fmafHard(v0) || fmafHard(v1) || fmafHard(v2) || fmafHard(v3) ||
 		fmafHard(v4) || fmafHard(v5) || fmafHard(v6) || fmafHard(v7) {
-		for l := range acc {
-			acc[l] = fmaf(d, float32(s[l]), acc[l])
-		}
+		fma8Hard(acc, d, s, &[lanes8]float64{v0, v1, v2, v3, v4, v5, v6, v7})
 		return
 	}
 	acc[0], acc[1], acc[2], acc[3] = float32(v0), float32(v1), float32(v2), float32(v3)
 	acc[4], acc[5], acc[6], acc[7] = float32(v4), float32(v5), float32(v6), float32(v7)
+}
+
+// fma8Hard is fma8 given the float64 sums v: fmafTie for the lanes whose sum is one of
+// its cases, the sum rounded for the others (fmaf lane by lane).
+func fma8Hard(acc *[lanes8]float32, d float32, s *[lanes8]int32, v *[lanes8]float64) {
+	for l := range acc {
+		if fmafHard(v[l]) {
+			acc[l] = fmafTie(d, float32(s[l]), acc[l])
+		} else {
+			acc[l] = float32(v[l])
+		}
+	}
 }
 
 // hsum8 is hsum_float_8: lanes l and l+4 added, then (0+2)+(1+3).

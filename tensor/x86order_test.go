@@ -124,6 +124,39 @@ func TestFmafTie(t *testing.T) {
 	}
 }
 
+// TestFma8 checks fma8 against fmaf lane by lane, with scales and sums chosen so that
+// many lanes land on float32 midpoints (fma8Hard) beside lanes that do not.
+func TestFma8(t *testing.T) {
+	r := rand.New(rand.NewPCG(65, 66))
+	hard := 0
+	for range 100000 {
+		d := float32(uint32(r.IntN(1<<12))|1<<12) * float32(math.Ldexp(1, r.IntN(30)-20))
+		var acc, want [lanes8]float32
+		var s [lanes8]int32
+		for l := range acc {
+			s[l] = int32(r.IntN(1<<13) - 1<<12)
+			acc[l] = float32(math.Ldexp(float64(r.IntN(1<<24)), r.IntN(20)-30))
+			if r.IntN(4) == 0 {
+				acc[l] = -float32(float64(d) * float64(s[l]) * 0.999)
+			}
+			want[l] = fmaf(d, float32(s[l]), acc[l])
+			if fmafHard(float64(d)*float64(s[l]) + float64(acc[l])) {
+				hard++
+			}
+		}
+		fma8(&acc, d, &s)
+		for l := range acc {
+			if math.Float32bits(acc[l]) != math.Float32bits(want[l]) {
+				t.Fatalf("fma8 lane %d: %g, fmaf %g", l, acc[l], want[l])
+			}
+		}
+	}
+	if hard == 0 {
+		t.Fatal("no lane took fmafTie")
+	}
+	t.Logf("%d hard lanes", hard)
+}
+
 // randActivations is a row of n floats of mixed magnitudes, with exact ties (x·127/amax
 // = k+1/2 for amax 127), zero blocks and subnormals at times.
 func randActivations(r *rand.Rand, n int) []float32 {

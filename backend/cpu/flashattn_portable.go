@@ -126,7 +126,13 @@ func madRow16(acc []float32, v []uint16, s float32) {
 // scaleRow16 is scaleRowF16Go on an accumulator of F16 values held as float32.
 func scaleRow16(acc []float32, s float32) {
 	for d, a := range acc {
-		acc[d] = round16(a * s)
+		f := a * s
+		u := math.Float32bits(f) // round16(f), inline as in madRow16
+		if b := u & 0x7fffffff; b-0x38800000 < 0x477ff000-0x38800000 {
+			acc[d] = math.Float32frombits(round16Normal(b) | u&0x80000000)
+			continue
+		}
+		acc[d] = round16Call(f)
 	}
 }
 
