@@ -230,7 +230,26 @@ func maxps(a, b float32) float32 {
 // lanes l take the maximum over x[l+8i], then the halves, pairs and the last two lanes
 // are combined, each MAXPS in the intrinsics' operand order (which decides only where
 // NaNs go).
+//
+// Without NaNs the order does not matter: the magnitudes' bits compare as the values do,
+// and the largest is taken in integers, without branches; a block with a NaN takes the
+// lanes (absMaxX86Lanes).
 func absMaxX86(x *[QK]float32) float32 {
+	var m0, m1, m2, m3 uint32
+	for i := 0; i < QK; i += 4 {
+		m0 = max(m0, math.Float32bits(x[i])&0x7fffffff)
+		m1 = max(m1, math.Float32bits(x[i+1])&0x7fffffff)
+		m2 = max(m2, math.Float32bits(x[i+2])&0x7fffffff)
+		m3 = max(m3, math.Float32bits(x[i+3])&0x7fffffff)
+	}
+	if m := max(m0, m1, m2, m3); m <= 0x7f800000 {
+		return math.Float32frombits(m)
+	}
+	return absMaxX86Lanes(x)
+}
+
+// absMaxX86Lanes is absMaxX86 lane by lane as the intrinsics take it.
+func absMaxX86Lanes(x *[QK]float32) float32 {
 	var m [lanes8]float32
 	for l := range m {
 		m[l] = maxps(maxps(maxps(abs32(x[l]), abs32(x[l+8])), abs32(x[l+16])), abs32(x[l+24]))

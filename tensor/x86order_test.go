@@ -157,6 +157,26 @@ func TestFma8(t *testing.T) {
 	t.Logf("%d hard lanes", hard)
 }
 
+// TestAbsMaxX86 checks absMaxX86 against its lane form on blocks of mixed magnitudes,
+// zeros of both signs, infinities and NaNs.
+func TestAbsMaxX86(t *testing.T) {
+	r := rand.New(rand.NewPCG(69, 70))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		math.Float32frombits(0xffc00001), math.Float32frombits(0x7f800001), 0x1p-149, -math.MaxFloat32}
+	for trial := range 20000 {
+		var x [QK]float32
+		for i := range x {
+			x[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(60)-30))
+			if trial%3 == 0 && r.IntN(8) == 0 {
+				x[i] = specials[r.IntN(len(specials))]
+			}
+		}
+		if got, want := absMaxX86(&x), absMaxX86Lanes(&x); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("trial %d: absMaxX86 %#08x, lanes %#08x", trial, math.Float32bits(got), math.Float32bits(want))
+		}
+	}
+}
+
 // randActivations is a row of n floats of mixed magnitudes, with exact ties (x·127/amax
 // = k+1/2 for amax 127), zero blocks and subnormals at times.
 func randActivations(r *rand.Rand, n int) []float32 {
