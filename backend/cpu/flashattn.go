@@ -368,8 +368,9 @@ func accRowF16(acc []float32, v []uint16, p float32) {
 
 func accRowF16Go(acc []float32, v []uint16, p float32) {
 	v = v[:len(acc)]
+	tab := tensor.F16Values() // loaded once, not at every element as fromF16 does
 	for d, vd := range v {
-		acc[d] = fma32(p, fromF16(vd), acc[d])
+		acc[d] = fma32(p, tab[vd], acc[d])
 	}
 }
 

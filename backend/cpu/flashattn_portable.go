@@ -86,7 +86,11 @@ func accumulateF16Go(acc, v []uint16, h kvHead, e []float32, raised []bool, accF
 			scaleRow16(af, ms)
 		}
 		madRow16(af, v[j*h.cols+h.off:j*h.cols+h.off+hd], vs)
-		sum = fmaF32(sum, ms, vs)
+		if r := float64(sum)*float64(ms) + float64(vs); !fmaHard(r) { // fmaF32, its common case inline
+			sum = float32(r)
+		} else {
+			sum = fmaF32Odd(sum, ms, vs)
+		}
 	}
 	for d, a := range af {
 		acc[d] = toF16(a) // exact: a is an F16 value
