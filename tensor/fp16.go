@@ -28,6 +28,11 @@ func F32ToF16(f float32) uint16 {
 	return uint16(u>>16&0x8000 | h)
 }
 
+// F16Values is the table F16ToF32 reads: element h is the float32 value of the half
+// with bits h. Callers must not write to it. A loop that converts many halves can hold
+// it in a register (F16ToF32 reloads it at every call).
+func F16Values() *[1 << 16]float32 { return f16Table }
+
 // BF16ToF32 converts a bfloat16 value (its bits) to float32: the bits shifted up by 16.
 func BF16ToF32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 

@@ -106,16 +106,12 @@ func q4KTileGo(gemm, n int, w []byte, wStride, mw int, x []byte, xStride, mx int
 						pb := &pp[b]
 						blk := (*[q4KBytes]byte)(wo[b*q4KBytes:])
 						q4KSubSums((*[QKK / 2]byte)(blk[q4KQs:]), &pb.x, &s)
-						sc, m := unpackScaleMinK4(blk[q4KScales:q4KQs])
 						if i < gemm {
+							sc, m := unpackScaleMinK4(blk[q4KScales:q4KQs])
 							acc, am = q4KGemmFloats(blk, pb, &s, &sc, &m, acc, am)
 							continue
 						}
-						var isum, summs int32
-						for j := range 8 {
-							isum += sc[j] * s[j]
-							summs += m[j] * pb.B[j]
-						}
+						isum, summs := q4KScaledSums((*[12]byte)(blk[q4KScales:]), &s, &pb.B)
 						dw, dm := float32(halfAt(blk[0:])*pb.d), float32(halfAt(blk[2:])*pb.d)
 						if v := float64(isum)*float64(dw) + float64(acc); fmafHard(v) {
 							acc = fmafTie(float32(isum), dw, acc)
@@ -143,9 +139,29 @@ func q4KTileGo(gemm, n int, w []byte, wStride, mw int, x []byte, xStride, mx int
 func q4KGemmFloats(b *[q4KBytes]byte, pb *q8KPrep, s, sc, m *[8]int32, acc, accm float32) (float32, float32) {
 	d := float32(halfAt(b[0:]) * pb.d)
 	dm := float32(halfAt(b[2:]) * pb.d)
-	for c := range 4 {
-		acc = fmaf(float32(sc[2*c]*s[2*c]+sc[2*c+1]*s[2*c+1]), d, acc)
-		accm = fmaf(float32(m[2*c]*pb.B[2*c]+m[2*c+1]*pb.B[2*c+1]), dm, accm)
+	for c := range 4 { // fmaf, its common case inline
+		x, xm := float32(sc[2*c]*s[2*c]+sc[2*c+1]*s[2*c+1]), float32(m[2*c]*pb.B[2*c]+m[2*c+1]*pb.B[2*c+1])
+		if v := float64(x)*float64(d) + float64(acc); fmafHard(v) {
+			acc = fmafTie(x, d, acc)
+		} else {
+			acc = float32(v)
+		}
+		if v := float64(xm)*float64(dm) + float64(accm); fmafHard(v) {
+			accm = fmafTie(xm, dm, accm)
+		} else {
+			accm = float32(v)
+		}
 	}
 	return acc, accm
+}
+
+// q4KScaledSums is Σ_j sc[j]·s[j] and Σ_j m[j]·B[j] over the eight sub-blocks, with the
+// 6-bit scales sc and mins m read from a Q4_K block's 12 scale bytes q as
+// unpackScaleMinK4 decodes them (the integers are exact, so the order is free).
+func q4KScaledSums(q *[12]byte, s, B *[8]int32) (isum, summs int32) {
+	for j := range 4 {
+		isum += int32(q[j]&63)*s[j] + int32(q[j+8]&0xF|(q[j]>>6)<<4)*s[j+4]
+		summs += int32(q[j+4]&63)*B[j] + int32(q[j+8]>>4|(q[j+4]>>6)<<4)*B[j+4]
+	}
+	return isum, summs
 }

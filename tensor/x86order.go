@@ -108,31 +108,30 @@ func fmafHard(v float64) bool {
 	return uint32(u)&(1<<29-1) == 1<<28 || u<<1-1 < (1023-126)<<53-1
 }
 
-// fmafTie is fmaf where s may be a tie or the result is not a normal float32: when the
-// float64 sum was inexact, the exact error of the sum (TwoSum) decides the rounding.
+// fmafTie is fmaf where s may be a tie or the result is not a normal float32: the
+// float64 sum is rounded to odd (where it is inexact and its last bit even, it moves one
+// step towards the exact sum, whose error TwoSum gives), which then rounds to float32,
+// subnormals included, as the exact sum does (53 bits are more than 24 + 1). NaNs and
+// infinities are left as the float64 sum has them.
 func fmafTie(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
-	s := p + float64(c)
-	r := float32(s)
-	if d := s - float64(r); d != 0 {
-		up := float32(math.Inf(1))
-		if d < 0 {
-			up = -up
+	p, z := float64(a)*float64(b), float64(c)
+	s := p + z
+	bz := s - p
+	e := (p - (s - bz)) + (z - bz) // p + z = s + e exactly
+	if u := math.Float64bits(s); u&1 == 0 && (e > 0 || e < 0) && !math.IsInf(s, 0) {
+		if (e > 0) == (s > 0) {
+			u++
+		} else {
+			u--
 		}
-		if n := math.Nextafter32(r, up); float64(n)-s == d { // s is a tie: r and n
-			bb := s - p
-			e := (p - (s - bb)) + (float64(c) - bb) // p + c = s + e exactly
-			if e != 0 && (e > 0) == (d > 0) {
-				return n
-			}
-		}
+		s = math.Float64frombits(u)
 	}
-	return r
+	return float32(s)
 }
 
 // fma8 sets acc[l] = fmaf(d, float32(s[l]), acc[l]) for the eight lanes: the eight
 // float64 sums, then one test whether any of them is a case of fmafTie (fmaf's rare
-// ones), which then takes every lane.
+// ones), which then takes the lanes that are (fma8Hard).
 func fma8(acc *[lanes8]float32, d float32, s *[lanes8]int32) {
 	dd := float64(d)
 	v0 := dd*float64(s[0]) + float64(acc[0])
@@ -145,13 +144,23 @@ func fma8(acc *[lanes8]float32, d float32, s *[lanes8]int32) {
 	v7 := dd*float64(s[7]) + float64(acc[7])
 	if fmafHard(v0) || fmafHard(v1) || fmafHard(v2) || fmafHard(v3) ||
 		fmafHard(v4) || fmafHard(v5) || fmafHard(v6) || fmafHard(v7) {
-		for l := range acc {
-			acc[l] = fmaf(d, float32(s[l]), acc[l])
-		}
+		fma8Hard(acc, d, s, &[lanes8]float64{v0, v1, v2, v3, v4, v5, v6, v7})
 		return
 	}
 	acc[0], acc[1], acc[2], acc[3] = float32(v0), float32(v1), float32(v2), float32(v3)
 	acc[4], acc[5], acc[6], acc[7] = float32(v4), float32(v5), float32(v6), float32(v7)
+}
+
+// fma8Hard is fma8 given the float64 sums v: fmafTie for the lanes whose sum is one of
+// its cases, the sum rounded for the others (fmaf lane by lane).
+func fma8Hard(acc *[lanes8]float32, d float32, s *[lanes8]int32, v *[lanes8]float64) {
+	for l := range acc {
+		if fmafHard(v[l]) {
+			acc[l] = fmafTie(d, float32(s[l]), acc[l])
+		} else {
+			acc[l] = float32(v[l])
+		}
+	}
 }
 
 // hsum8 is hsum_float_8: lanes l and l+4 added, then (0+2)+(1+3).
@@ -221,7 +230,26 @@ func maxps(a, b float32) float32 {
 // lanes l take the maximum over x[l+8i], then the halves, pairs and the last two lanes
 // are combined, each MAXPS in the intrinsics' operand order (which decides only where
 // NaNs go).
+//
+// Without NaNs the order does not matter: the magnitudes' bits compare as the values do,
+// and the largest is taken in integers, without branches; a block with a NaN takes the
+// lanes (absMaxX86Lanes).
 func absMaxX86(x *[QK]float32) float32 {
+	var m0, m1, m2, m3 uint32
+	for i := 0; i < QK; i += 4 {
+		m0 = max(m0, math.Float32bits(x[i])&0x7fffffff)
+		m1 = max(m1, math.Float32bits(x[i+1])&0x7fffffff)
+		m2 = max(m2, math.Float32bits(x[i+2])&0x7fffffff)
+		m3 = max(m3, math.Float32bits(x[i+3])&0x7fffffff)
+	}
+	if m := max(m0, m1, m2, m3); m <= 0x7f800000 {
+		return math.Float32frombits(m)
+	}
+	return absMaxX86Lanes(x)
+}
+
+// absMaxX86Lanes is absMaxX86 lane by lane as the intrinsics take it.
+func absMaxX86Lanes(x *[QK]float32) float32 {
 	var m [lanes8]float32
 	for l := range m {
 		m[l] = maxps(maxps(maxps(abs32(x[l]), abs32(x[l+8])), abs32(x[l+16])), abs32(x[l+24]))

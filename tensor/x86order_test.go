@@ -11,7 +11,7 @@ import (
 
 // fmafExact is a·b+c rounded once to float32, through exact big.Float arithmetic.
 func fmafExact(a, b, c float32) float32 {
-	p := new(big.Float).SetPrec(200).SetFloat64(float64(a))
+	p := new(big.Float).SetPrec(1000).SetFloat64(float64(a)) // wide enough for any float32 a·b+c
 	p.Mul(p, new(big.Float).SetFloat64(float64(b)))
 	p.Add(p, new(big.Float).SetFloat64(float64(c)))
 	f, _ := p.Float32()
@@ -57,6 +57,124 @@ func TestFmaf(t *testing.T) {
 		t.Error("no double-rounding case was tried")
 	}
 	t.Logf("%d double-rounding cases", doubleRounded)
+}
+
+// fmafTieNext is fmafTie as it was written before (the float32 neighbour through
+// Nextafter32, taken where the float64 sum is a tie), kept to check the NaN and
+// infinity cases, which fmafExact has no value for.
+func fmafTieNext(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	r := float32(s)
+	if d := s - float64(r); d != 0 {
+		up := float32(math.Inf(1))
+		if d < 0 {
+			up = -up
+		}
+		if n := math.Nextafter32(r, up); float64(n)-s == d {
+			bb := s - p
+			e := (p - (s - bb)) + (float64(c) - bb)
+			if e != 0 && (e > 0) == (d > 0) {
+				return n
+			}
+		}
+	}
+	return r
+}
+
+// TestFmafTie checks fmafTie, fmaf's slow path, on its own: against the exact sum on
+// float32 midpoints, subnormal and overflowing results, and against its earlier form
+// on infinities and NaNs.
+func TestFmafTie(t *testing.T) {
+	r := rand.New(rand.NewPCG(63, 64))
+	check := func(a, b, c float32) {
+		t.Helper()
+		got := fmafTie(a, b, c)
+		want := fmafTieNext(a, b, c)
+		if !math.IsNaN(float64(a)) && !math.IsNaN(float64(b)) && !math.IsNaN(float64(c)) && !math.IsInf(float64(a), 0) && !math.IsInf(float64(b), 0) && !math.IsInf(float64(c), 0) {
+			want = fmafExact(a, b, c)
+		}
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("fmafTie(%g, %g, %g) = %g (%#08x), want %g (%#08x)", a, b, c, got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+	for range 300000 {
+		m1 := uint32(r.IntN(1<<12)) | 1<<12
+		m2 := uint32(r.IntN(1<<12)) | 1<<12
+		e := r.IntN(300) - 150
+		a := float32(math.Ldexp(float64(m1), e/2-12))
+		b := float32(math.Ldexp(float64(m2), e-e/2-12))
+		if r.IntN(2) == 0 {
+			b = -b
+		}
+		c := float32(math.Ldexp(float64(r.IntN(5)-2), -r.IntN(150)))
+		if r.IntN(4) == 0 {
+			c = float32(math.Ldexp(r.NormFloat64(), e-r.IntN(8)))
+		}
+		check(a, b, c)
+	}
+	specials := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 0x1p-149, -0x1p-149, 0x1p-126, math.MaxFloat32, -math.MaxFloat32,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.Float32frombits(0xffc00001), math.Float32frombits(0x7f800001)}
+	for _, a := range specials {
+		for _, b := range specials {
+			for _, c := range specials {
+				check(a, b, c)
+			}
+		}
+	}
+}
+
+// TestFma8 checks fma8 against fmaf lane by lane, with scales and sums chosen so that
+// many lanes land on float32 midpoints (fma8Hard) beside lanes that do not.
+func TestFma8(t *testing.T) {
+	r := rand.New(rand.NewPCG(65, 66))
+	hard := 0
+	for range 100000 {
+		d := float32(uint32(r.IntN(1<<12))|1<<12) * float32(math.Ldexp(1, r.IntN(30)-20))
+		var acc, want [lanes8]float32
+		var s [lanes8]int32
+		for l := range acc {
+			s[l] = int32(r.IntN(1<<13) - 1<<12)
+			acc[l] = float32(math.Ldexp(float64(r.IntN(1<<24)), r.IntN(20)-30))
+			if r.IntN(4) == 0 {
+				acc[l] = -float32(float64(d) * float64(s[l]) * 0.999)
+			}
+			want[l] = fmaf(d, float32(s[l]), acc[l])
+			if fmafHard(float64(d)*float64(s[l]) + float64(acc[l])) {
+				hard++
+			}
+		}
+		fma8(&acc, d, &s)
+		for l := range acc {
+			if math.Float32bits(acc[l]) != math.Float32bits(want[l]) {
+				t.Fatalf("fma8 lane %d: %g, fmaf %g", l, acc[l], want[l])
+			}
+		}
+	}
+	if hard == 0 {
+		t.Fatal("no lane took fmafTie")
+	}
+	t.Logf("%d hard lanes", hard)
+}
+
+// TestAbsMaxX86 checks absMaxX86 against its lane form on blocks of mixed magnitudes,
+// zeros of both signs, infinities and NaNs.
+func TestAbsMaxX86(t *testing.T) {
+	r := rand.New(rand.NewPCG(69, 70))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		math.Float32frombits(0xffc00001), math.Float32frombits(0x7f800001), 0x1p-149, -math.MaxFloat32}
+	for trial := range 20000 {
+		var x [QK]float32
+		for i := range x {
+			x[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(60)-30))
+			if trial%3 == 0 && r.IntN(8) == 0 {
+				x[i] = specials[r.IntN(len(specials))]
+			}
+		}
+		if got, want := absMaxX86(&x), absMaxX86Lanes(&x); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("trial %d: absMaxX86 %#08x, lanes %#08x", trial, math.Float32bits(got), math.Float32bits(want))
+		}
+	}
 }
 
 // randActivations is a row of n floats of mixed magnitudes, with exact ties (x·127/amax

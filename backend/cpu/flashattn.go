@@ -28,7 +28,7 @@ func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc
 	e, raised := chunkWeights(q, k, h, scale, sc)
 	acc := sc.acc16[:len(q)]
 	clear(acc)
-	chunkOutput(out, acc, accumulateF16(acc, v, h, e, raised))
+	chunkOutput(out, acc, accumulateF16(acc, v, h, e, raised, sc.acc))
 }
 
 // chunkHeads is how many heads of one query row attendOneChunks takes together.
@@ -109,6 +109,10 @@ func chunkScores(s []float32, k, q16 []uint16, qf []float32, h kvHead) {
 		vecDotF16F32RowsAVX2(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
 		return
 	}
+	if !hasAVX512 {
+		chunkScoresGo(s, k, qf, h)
+		return
+	}
 	for j := range s {
 		row := k[j*h.cols+h.off : j*h.cols+h.off+hd]
 		if hd < 4*lanes {
@@ -123,8 +127,8 @@ func chunkScores(s []float32, k, q16 []uint16, qf []float32, h kvHead) {
 // (ms, vs) = (e[j], 1) where the key raised the maximum, else (1, e[j]), acc is
 // rescaled by ms where that is not 1 (scaleRowF16), V row j times vs is added to it
 // (madRowF16), and the softmax sum becomes sum·ms + vs rounded once (an FMA). It
-// returns the sum.
-func accumulateF16(acc, v []uint16, h kvHead, e []float32, raised []bool) float32 {
+// returns the sum. accF (at least len(acc)) is scratch for the Go path.
+func accumulateF16(acc, v []uint16, h kvHead, e []float32, raised []bool, accF []float32) float32 {
 	hd := len(acc)
 	if len(e) == 0 {
 		return 0
@@ -133,6 +137,9 @@ func accumulateF16(acc, v []uint16, h kvHead, e []float32, raised []bool) float3
 	if useAVX2 && hd%8 == 0 && hd > 0 {
 		_ = v[(len(e)-1)*h.cols+h.off+hd-1]
 		return chunkAccF16AVX2(&acc[0], &v[h.off], 2*h.cols, &e[0], &raised[0], len(e), hd)
+	}
+	if !hasAVX512 {
+		return accumulateF16Go(acc, v, h, e, raised, accF)
 	}
 	var sum float32
 	for j, x := range e {
@@ -328,14 +335,7 @@ func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 			j = len(s)
 		}
 	}
-	for ; j < len(s); j++ {
-		r := (t0+j)*h.cols + h.off
-		var dot float32
-		for d, kd := range k[r : r+hd] {
-			dot = fma32(q[d], fromF16(kd), dot)
-		}
-		s[j] = dot * scale
-	}
+	tileScoresRest(s[j:], q, k, t0+j, h, scale)
 }
 
 // tileScoresGo is tileScores without assembly.
@@ -368,8 +368,9 @@ func accRowF16(acc []float32, v []uint16, p float32) {
 
 func accRowF16Go(acc []float32, v []uint16, p float32) {
 	v = v[:len(acc)]
+	tab := tensor.F16Values() // loaded once, not at every element as fromF16 does
 	for d, vd := range v {
-		acc[d] = fma32(p, fromF16(vd), acc[d])
+		acc[d] = fma32(p, tab[vd], acc[d])
 	}
 }
 
