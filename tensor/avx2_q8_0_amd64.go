@@ -15,6 +15,12 @@ func q80LanesR2X4(w *byte, wstride int, xp *byte, xpstride int, nb int, acc *[8]
 //go:noescape
 func q80LanesR4X1(w *byte, wstride int, xp *byte, nb int, acc *[4][8]float32)
 
+//go:noescape
+func q80TileR2X4(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
+
+//go:noescape
+func q80TileR4X1(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
+
 // q80XPrepBytes is the size of a Q8_0 block prepared by q80XPrep.
 const q80XPrepBytes = 96
 
@@ -45,17 +51,9 @@ func q8LanesTile(conv func(dst, src []byte), wbb int, q81 bool, ext func(o, i in
 		}
 	}
 	xp := s.w
-	k := laneKernels{
-		x4: func(wp *byte, ws, i int, acc *[8][8]float32, _ *[8]float32) {
-			q80LanesR2X4(wp, ws, &xp[i*ps], ps, nb, acc)
-		},
-		x1: func(wp *byte, ws, i int, acc *[4][8]float32, _ *[4]float32) {
-			q80LanesR4X1(wp, ws, &xp[i*ps], nb, acc)
-		},
-	}
 	rb := nb * q8_0Bytes
 	if conv == nil {
-		tileLanes(k, rb, w, wStride, mw, mx, dst, dstStride, s)
+		tileQ80(nb, w, wStride, mw, xp, ps, mx, dst, dstStride, s)
 		return
 	}
 	// Convert the weights a chunk of rows at a time, each chunk against every activation row.
@@ -69,12 +67,59 @@ func q8LanesTile(conv func(dst, src []byte), wbb int, q81 bool, ext func(o, i in
 				conv(cr[b*q8_0Bytes:(b+1)*q8_0Bytes], wr[b*wbb:(b+1)*wbb])
 			}
 		}
-		tileLanes(k, rb, s.conv, rb, m, mx, dst[o0:], dstStride, s)
+		tileQ80(nb, s.conv, rb, m, xp, ps, mx, dst[o0:], dstStride, s)
 	}
 	if ext != nil {
 		for i := range mx {
 			for o := range mw {
 				dst[i*dstStride+o] += ext(o, i)
+			}
+		}
+	}
+}
+
+// tileQ80 computes dst[i*dstStride+o] = hsum8 of the Q8_0 lanes of weight row o < mw
+// (nb blocks, stride wStride) and prepared activation row i < mx (stride ps in xp):
+// the weight rows in chunks of about tileChunkBytes, each chunk against the activation
+// rows four at a time (q80TileR2X4, over every pair of rows of the chunk in one call),
+// then one at a time (q80TileR4X1, every four rows); a last odd row, or the last rows
+// short of four, are copied into a zero-padded scratch panel. The caller has checked
+// that w and dst hold the tile.
+func tileQ80(nb int, w []byte, wStride, mw int, xp []byte, ps, mx int, dst []float32, dstStride int, s *tileScratch) {
+	rb := nb * q8_0Bytes
+	chunk := max(4, tileChunkBytes/rb&^3)
+	// pad copies the rows [o, o1) into a zero-padded panel of rows of rb bytes.
+	pad := func(o, o1, rows int) *byte {
+		s.pad = growBytes(s.pad, rows*rb)
+		clear(s.pad)
+		for r := range o1 - o {
+			copy(s.pad[r*rb:(r+1)*rb], w[(o+r)*wStride:(o+r)*wStride+rb])
+		}
+		return &s.pad[0]
+	}
+	out := &s.out
+	for o0 := 0; o0 < mw; o0 += chunk {
+		o1 := min(mw, o0+chunk)
+		pairs, quads := (o1-o0)/2, (o1-o0)/4
+		i := 0
+		for ; i+4 <= mx; i += 4 {
+			if pairs > 0 {
+				q80TileR2X4(&w[o0*wStride], wStride, pairs, &xp[i*ps], ps, nb, &dst[i*dstStride+o0], 4*dstStride)
+			}
+			if o := o0 + 2*pairs; o < o1 {
+				q80TileR2X4(pad(o, o1, 2), rb, 1, &xp[i*ps], ps, nb, &out[0], 8)
+				for j := range 4 {
+					dst[(i+j)*dstStride+o] = out[2*j]
+				}
+			}
+		}
+		for ; i < mx; i++ {
+			if quads > 0 {
+				q80TileR4X1(&w[o0*wStride], wStride, quads, &xp[i*ps], nb, &dst[i*dstStride+o0])
+			}
+			if o := o0 + 4*quads; o < o1 {
+				q80TileR4X1(pad(o, o1, 4), rb, 1, &xp[i*ps], nb, &out[0])
+				copy(dst[i*dstStride+o:i*dstStride+o1], out[:o1-o])
 			}
 		}
 	}
