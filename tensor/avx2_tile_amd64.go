@@ -11,10 +11,11 @@ import (
 
 // tileScratch holds the per-call tables of the AVX2 tile functions.
 type tileScratch struct {
-	tab  []uint32 // per activation block values (q40XTable, ...)
-	pad  []byte   // the last weight panel, padded to eight rows
-	w    []byte   // prepared activation rows
-	conv []byte   // weight rows converted to another block format
+	tab  []uint32  // per activation block values (q40XTable, ...)
+	pad  []byte    // the last weight panel, padded to eight rows
+	w    []byte    // prepared activation rows
+	conv []byte    // weight rows converted to another block format
+	f32  []float32 // per block float32 values (addSumms)
 	// The kernels' outputs: here rather than on the stack, which the kernels, called
 	// through function values, would move to the heap on every call.
 	out [32]float32
