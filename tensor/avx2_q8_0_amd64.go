@@ -13,9 +13,6 @@ func q81XPrep(x *byte, nb int, dst *byte)
 func q80TileR2X4(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
 
 //go:noescape
-func q80TileR2X4P(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
-
-//go:noescape
 func q80TileR4X1(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
 
 // q80XPrepBytes is the size of a Q8_0 block prepared by q80XPrep.
@@ -139,20 +136,9 @@ func tileQ80(nb int, w []byte, wStride, mw int, xp []byte, ps, mx int, dst []flo
 	for o0 := 0; o0 < mw; o0 += chunk {
 		o1 := min(mw, o0+chunk)
 		pairs, quads := (o1-o0)/2, (o1-o0)/4
-		// With two or more groups of four activation rows, the pairs' weight rows are
-		// unpacked once (q80XPrep) rather than once per group.
-		prep := pairs > 0 && mx >= 8
-		if prep {
-			s.wp = growBytes(s.wp, 2*pairs*ps)
-			for r := range 2 * pairs {
-				q80XPrep(&w[(o0+r)*wStride], nb, &s.wp[r*ps])
-			}
-		}
 		i := 0
 		for ; i+4 <= mx; i += 4 {
-			if prep {
-				q80TileR2X4P(&s.wp[0], ps, pairs, &xp[i*ps], ps, nb, &dst[i*dstStride+o0], 4*dstStride)
-			} else if pairs > 0 {
+			if pairs > 0 {
 				q80TileR2X4(&w[o0*wStride], wStride, pairs, &xp[i*ps], ps, nb, &dst[i*dstStride+o0], 4*dstStride)
 			}
 			if o := o0 + 2*pairs; o < o1 {

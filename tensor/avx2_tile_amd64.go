@@ -16,7 +16,6 @@ type tileScratch struct {
 	w    []byte    // prepared activation rows
 	conv []byte    // weight rows converted to another block format
 	f32  []float32 // per block float32 values (addSumms)
-	wp   []byte    // weight rows prepared as activation rows are (q80XPrep)
 	// The kernels' outputs: here rather than on the stack, which the kernels, called
 	// through function values, would move to the heap on every call.
 	out [32]float32
