@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "avx2_hsum_amd64.h"
 
 // AVX2 kernels (no AVX-512) of the x86 lane order of Q8_0 (dotQ8_0x86Go): per weight
 // row and activation row, eight float32 lanes, lane l = fma(dw·dx, Σ_{k<4} w·x over
@@ -88,22 +89,6 @@ q81prep:
 	VXORPS Y5, Y5, Y5; \
 	VXORPS Y6, Y6, Y6; \
 	VXORPS Y7, Y7, Y7
-
-// HALVES adds the low and the high 128-bit halves of a and b: t = [lo(a)+hi(a), lo(b)+hi(b)]
-// (hsum8's first step, t_k = acc_k + acc_{k+4}, for two accumulators at once). tmp is
-// clobbered.
-#define HALVES(a, b, t, tmp) \
-	VPERM2F128 $0x20, b, a, t; \
-	VPERM2F128 $0x31, b, a, tmp; \
-	VADDPS     tmp, t, t
-
-// PAIRS takes t of HALVES for accumulators (a, b) in ta and (c, d) in tc and leaves in u,
-// per 128-bit half, [t0+t2, t1+t3] of the first accumulator and then of the second
-// (hsum8's second step). tmp is clobbered.
-#define PAIRS(ta, tc, u, tmp) \
-	VSHUFPS $0x44, tc, ta, u; \
-	VSHUFPS $0xEE, tc, ta, tmp; \
-	VADDPS  tmp, u, u
 
 // func q80TileR2X4(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
 // For p < npairs, r < 2, i < 4: dst[i·dststride/4 + 2p + r] = hsum8 of the lanes of
