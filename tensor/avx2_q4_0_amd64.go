@@ -4,7 +4,7 @@ package tensor
 // dotQ4_0RepackGo, eight weight rows at a time.
 
 //go:noescape
-func q40RepackR8X4(w *byte, wstride int, x *byte, xstride int, tab *uint32, nb int, dst *[32]float32)
+func q40RepackR8X4(w *byte, wstride int, x *byte, xstride int, tab *uint32, nb int, dst *float32, dststride int)
 
 //go:noescape
 func dotQ4_0RepackAVX2(w, x *byte, nb int) float32
@@ -39,8 +39,8 @@ func dotQ4_0RepackTileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, 
 	q8XTable(s.tab, nb, x, xStride, mx)
 	tab := s.tab
 	tileR8(r8Kernels{
-		x4: func(wp *byte, ws, i int, out *[32]float32) {
-			q40RepackR8X4(wp, ws, &x[i*xStride], xStride, &tab[i/4*nb*8], nb, out)
+		x4: func(wp *byte, ws, i int, d *float32, ds int) {
+			q40RepackR8X4(wp, ws, &x[i*xStride], xStride, &tab[i/4*nb*8], nb, d, ds)
 		},
 		x1: func(wp *byte, ws, i int, out *[8]float32) {
 			q40RepackR8X1(wp, ws, &x[i*xStride], &tab[i/4*nb*8+i%4], nb, out)

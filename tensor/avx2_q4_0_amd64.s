@@ -106,10 +106,11 @@ GLOBL q40ones<>(SB), RODATA|NOPTR, $32
 	LEAQ (BX)(BX*2), R9; \
 	LEAQ (SI)(BX*4), R10
 
-// func q40RepackR8X4(w *byte, wstride int, x *byte, xstride int, tab *uint32, nb int, dst *[32]float32)
-// dst[8i+r] = dotQ4_0RepackGo over nb ≥ 1 blocks of weight row r (at w+r·wstride) and
-// activation row i < 4 (at x+i·xstride); tab is the rows' q40XTable.
-TEXT ·q40RepackR8X4(SB), NOSPLIT, $32-56
+// func q40RepackR8X4(w *byte, wstride int, x *byte, xstride int, tab *uint32, nb int, dst *float32, dststride int)
+// dst[i·dststride/4 + r] = dotQ4_0RepackGo over nb ≥ 1 blocks of weight row r (at
+// w+r·wstride) and activation row i < 4 (at x+i·xstride); tab is the rows' q40XTable;
+// dststride in bytes.
+TEXT ·q40RepackR8X4(SB), NOSPLIT, $32-64
 	Q40ROWS
 	MOVQ   x+16(FP), DI
 	MOVQ   xstride+24(FP), R11
@@ -141,10 +142,12 @@ q40r8x4loop:
 	JNZ  q40r8x4loop
 
 	MOVQ    dst+48(FP), AX
-	VMOVUPS Y0, 0(AX)
-	VMOVUPS Y1, 32(AX)
-	VMOVUPS Y2, 64(AX)
-	VMOVUPS Y3, 96(AX)
+	MOVQ    dststride+56(FP), BX
+	LEAQ    (AX)(BX*2), R9
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, (AX)(BX*1)
+	VMOVUPS Y2, (R9)
+	VMOVUPS Y3, (R9)(BX*1)
 	VZEROUPPER
 	RET
 
