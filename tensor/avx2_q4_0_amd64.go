@@ -4,7 +4,7 @@ package tensor
 // dotQ4_0RepackGo, eight weight rows at a time.
 
 //go:noescape
-func q40RepackR8X4(w *byte, wstride int, x *byte, xstride int, tab *uint32, nb int, dst *[32]float32)
+func q40RepackR8X4(w *byte, wstride int, x *byte, xstride int, tab *uint32, nb int, dst *float32, dststride int)
 
 //go:noescape
 func dotQ4_0RepackAVX2(w, x *byte, nb int) float32
@@ -39,8 +39,8 @@ func dotQ4_0RepackTileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, 
 	q8XTable(s.tab, nb, x, xStride, mx)
 	tab := s.tab
 	tileR8(r8Kernels{
-		x4: func(wp *byte, ws, i int, out *[32]float32) {
-			q40RepackR8X4(wp, ws, &x[i*xStride], xStride, &tab[i/4*nb*8], nb, out)
+		x4: func(wp *byte, ws, i int, d *float32, ds int) {
+			q40RepackR8X4(wp, ws, &x[i*xStride], xStride, &tab[i/4*nb*8], nb, d, ds)
 		},
 		x1: func(wp *byte, ws, i int, out *[8]float32) {
 			q40RepackR8X1(wp, ws, &x[i*xStride], &tab[i/4*nb*8+i%4], nb, out)
@@ -52,7 +52,7 @@ func dotQ4_0RepackTileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, 
 func q40PanelX1(w, x *byte, tab *uint32, nb, np int, dst *float32)
 
 //go:noescape
-func q40PanelX4(w, x *byte, xstride int, tab *uint32, nb int, dst *[32]float32)
+func q40PanelsX4(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
 
 // q40PanelTile is Q4_0PanelTileFunc on amd64: the AVX2 kernels where the level is AVX2
 // (the AVX-512 level keeps its VNNI kernels on the row layout), nil otherwise.
@@ -64,8 +64,8 @@ func q40PanelTile() PanelTileFunc {
 }
 
 // dotQ4_0PanelTileAVX2 is dotQ4_0RepackTileAVX2 over weights in the panel layout:
-// q40PanelX4 for the activation rows four at a time, q40PanelX1 (all panels in one
-// call) for the rest.
+// q40PanelsX4 for the activation rows four at a time, q40PanelX1 for the rest, each
+// over all the panels in one call.
 func dotQ4_0PanelTileAVX2(n int, w []byte, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QK
 	np := mw / X86RepackRows
@@ -82,15 +82,10 @@ func dotQ4_0PanelTileAVX2(n int, w []byte, mw int, x []byte, xStride, mx int, ds
 	defer tileScratchPool.Put(s)
 	s.tab = growU32(s.tab, (mx+3)/4*nb*8)
 	q8XTable(s.tab, nb, x, xStride, mx)
-	tab, out := s.tab, &s.out
+	tab := s.tab
 	i := 0
 	for ; i+4 <= mx; i += 4 {
-		for p := range np {
-			q40PanelX4(&w[p*pb], &x[i*xStride], xStride, &tab[i/4*nb*8], nb, out)
-			for j := range 4 {
-				copy(dst[(i+j)*dstStride+8*p:(i+j)*dstStride+8*p+8], out[8*j:8*j+8])
-			}
-		}
+		q40PanelsX4(&w[0], &x[i*xStride], xStride, &tab[i/4*nb*8], nb, np, &dst[i*dstStride], 4*dstStride)
 	}
 	for ; i < mx; i++ {
 		q40PanelX1(&w[0], &x[i*xStride], &tab[i/4*nb*8+i%4], nb, np, &dst[i*dstStride])

@@ -106,10 +106,11 @@ GLOBL q40ones<>(SB), RODATA|NOPTR, $32
 	LEAQ (BX)(BX*2), R9; \
 	LEAQ (SI)(BX*4), R10
 
-// func q40RepackR8X4(w *byte, wstride int, x *byte, xstride int, tab *uint32, nb int, dst *[32]float32)
-// dst[8i+r] = dotQ4_0RepackGo over nb ≥ 1 blocks of weight row r (at w+r·wstride) and
-// activation row i < 4 (at x+i·xstride); tab is the rows' q40XTable.
-TEXT ·q40RepackR8X4(SB), NOSPLIT, $32-56
+// func q40RepackR8X4(w *byte, wstride int, x *byte, xstride int, tab *uint32, nb int, dst *float32, dststride int)
+// dst[i·dststride/4 + r] = dotQ4_0RepackGo over nb ≥ 1 blocks of weight row r (at
+// w+r·wstride) and activation row i < 4 (at x+i·xstride); tab is the rows' q40XTable;
+// dststride in bytes.
+TEXT ·q40RepackR8X4(SB), NOSPLIT, $32-64
 	Q40ROWS
 	MOVQ   x+16(FP), DI
 	MOVQ   xstride+24(FP), R11
@@ -141,10 +142,12 @@ q40r8x4loop:
 	JNZ  q40r8x4loop
 
 	MOVQ    dst+48(FP), AX
-	VMOVUPS Y0, 0(AX)
-	VMOVUPS Y1, 32(AX)
-	VMOVUPS Y2, 64(AX)
-	VMOVUPS Y3, 96(AX)
+	MOVQ    dststride+56(FP), BX
+	LEAQ    (AX)(BX*2), R9
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, (AX)(BX*1)
+	VMOVUPS Y2, (R9)
+	VMOVUPS Y3, (R9)(BX*1)
 	VZEROUPPER
 	RET
 
@@ -365,24 +368,34 @@ q40p1loop:
 	VZEROUPPER
 	RET
 
-// func q40PanelX4(w *byte, x *byte, xstride int, tab *uint32, nb int, dst *[32]float32)
-// dst[8i+r] = what q40RepackR8X4 gives for row r of the panel of nb ≥ 1 blocks at w and
-// activation row i < 4 (at x+i·xstride); tab is the rows' q8XTable.
-TEXT ·q40PanelX4(SB), NOSPLIT, $32-48
-	MOVQ   w+0(FP), SI
-	MOVQ   x+8(FP), DI
-	MOVQ   xstride+16(FP), R11
-	LEAQ   (DI)(R11*1), R13
-	LEAQ   (DI)(R11*2), R14
-	LEAQ   (R13)(R11*2), DX
-	MOVQ   tab+24(FP), R8
+// func q40PanelsX4(w *byte, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
+// For the np ≥ 1 panels of nb ≥ 1 blocks back to back at w: dst[i·dststride/4 + 8p + r]
+// = what q40RepackR8X4 gives for row r of panel p and activation row i < 4 (at
+// x+i·xstride; tab is the rows' q8XTable; dststride in bytes).
+TEXT ·q40PanelsX4(SB), NOSPLIT, $32-64
+	MOVQ  w+0(FP), SI
+	MOVQ  x+8(FP), DI
+	MOVQ  xstride+16(FP), R11
+	LEAQ  (DI)(R11*1), R13
+	LEAQ  (DI)(R11*2), R14
+	LEAQ  (R13)(R11*2), DX
+	MOVQ  tab+24(FP), R8
+	MOVQ  np+40(FP), R9
+	MOVQ  dst+48(FP), AX
+	MOVQ  dststride+56(FP), BX
+	MOVQ  nb+32(FP), R10
+	MOVQ  R10, R12
+	IMULQ $34, R10
+	SHLQ  $5, R12
+
+q40psx4panel:
 	MOVQ   nb+32(FP), CX
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
 
-q40p4loop:
+q40psx4loop:
 	Q40P8
 	VMOVUPS Y12, 0(SP)
 	Q40X(DI, 0, 16, Y0, 0(SP))
@@ -396,12 +409,20 @@ q40p4loop:
 	ADDQ $34, DX
 	ADDQ $32, R8
 	DECQ CX
-	JNZ  q40p4loop
+	JNZ  q40psx4loop
 
-	MOVQ    dst+40(FP), AX
-	VMOVUPS Y0, 0(AX)
-	VMOVUPS Y1, 32(AX)
-	VMOVUPS Y2, 64(AX)
-	VMOVUPS Y3, 96(AX)
+	LEAQ    (AX)(BX*2), CX
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, (AX)(BX*1)
+	VMOVUPS Y2, (CX)
+	VMOVUPS Y3, (CX)(BX*1)
+	SUBQ    R10, DI
+	SUBQ    R10, R13
+	SUBQ    R10, R14
+	SUBQ    R10, DX
+	SUBQ    R12, R8
+	ADDQ    $32, AX
+	DECQ    R9
+	JNZ     q40psx4panel
 	VZEROUPPER
 	RET

@@ -8,7 +8,7 @@ package tensor
 func q4KGemvR8X1(w *byte, wstride int, x *byte, nb int, dst *[8]float32)
 
 //go:noescape
-func q4KGemmR8X4(w *byte, wstride int, x *byte, xstride, nb int, dst *[32]float32)
+func q4KGemmR8X4(w *byte, wstride int, x *byte, xstride, nb int, dst *float32, dststride int)
 
 //go:noescape
 func q4KGemmR8X1(w *byte, wstride int, x *byte, nb int, dst *[8]float32)
@@ -26,8 +26,8 @@ func q4KTileAVX2(gemm bool, n int, w []byte, wStride, mw int, x []byte, xStride,
 	}}
 	if gemm {
 		k = r8Kernels{
-			x4: func(wp *byte, ws, i int, out *[32]float32) {
-				q4KGemmR8X4(wp, ws, &x[i*xStride], xStride, nb, out)
+			x4: func(wp *byte, ws, i int, d *float32, ds int) {
+				q4KGemmR8X4(wp, ws, &x[i*xStride], xStride, nb, d, ds)
 			},
 			x1: func(wp *byte, ws, i int, out *[8]float32) {
 				q4KGemmR8X1(wp, ws, &x[i*xStride], nb, out)

@@ -475,10 +475,10 @@ q4kgemm:
 	VZEROUPPER
 	RET
 
-// func q4KGemmR8X4(w *byte, wstride int, x *byte, xstride, nb int, dst *[32]float32)
-// dst[8i+r] = dotQ4KRepackGemmGo over nb ≥ 1 blocks of weight row r (at w+r·wstride)
-// and the Q8_K row x+i·xstride, i < 4.
-TEXT ·q4KGemmR8X4(SB), 0, $2944-48
+// func q4KGemmR8X4(w *byte, wstride int, x *byte, xstride, nb int, dst *float32, dststride int)
+// dst[i·dststride/4 + r] = dotQ4KRepackGemmGo over nb ≥ 1 blocks of weight row r (at
+// w+r·wstride) and the Q8_K row x+i·xstride, i < 4; dststride in bytes.
+TEXT ·q4KGemmR8X4(SB), 0, $2944-56
 	MOVQ    w+0(FP), SI
 	MOVQ    wstride+8(FP), BX
 	LEAQ    (BX)(BX*2), R9
@@ -556,17 +556,19 @@ q4kgemm4:
 	JNZ  q4kgemm4
 
 	MOVQ    dst+40(FP), AX
+	MOVQ    dststride+48(FP), BX
+	LEAQ    (AX)(BX*2), R9
 	VMOVUPS 2688(SP), Y0
 	VSUBPS  2720(SP), Y0, Y0
-	VMOVUPS Y0, 0(AX)
+	VMOVUPS Y0, (AX)
 	VMOVUPS 2752(SP), Y0
 	VSUBPS  2784(SP), Y0, Y0
-	VMOVUPS Y0, 32(AX)
+	VMOVUPS Y0, (AX)(BX*1)
 	VMOVUPS 2816(SP), Y0
 	VSUBPS  2848(SP), Y0, Y0
-	VMOVUPS Y0, 64(AX)
+	VMOVUPS Y0, (R9)
 	VMOVUPS 2880(SP), Y0
 	VSUBPS  2912(SP), Y0, Y0
-	VMOVUPS Y0, 96(AX)
+	VMOVUPS Y0, (R9)(BX*1)
 	VZEROUPPER
 	RET

@@ -10,10 +10,10 @@ func q80XPrep(x *byte, nb int, dst *byte)
 func q81XPrep(x *byte, nb int, dst *byte)
 
 //go:noescape
-func q80LanesR2X4(w *byte, wstride int, xp *byte, xpstride int, nb int, acc *[8][8]float32)
+func q80TileR2X4(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
 
 //go:noescape
-func q80LanesR4X1(w *byte, wstride int, xp *byte, nb int, acc *[4][8]float32)
+func q80TileR4X1(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
 
 // q80XPrepBytes is the size of a Q8_0 block prepared by q80XPrep.
 const q80XPrepBytes = 96
@@ -22,9 +22,10 @@ const q80XPrepBytes = 96
 // levels fit int8: the weight rows, converted by conv to Q8_0 blocks (dw, then the 32
 // levels minus their offset) a chunk at a time unless conv is nil (Q8_0 itself), and
 // the activation rows (Q8_0, or Q8_1 if q81) go through the Q8_0 lane kernels, whose
-// float32 operations are the same. ext, if not nil, gives the float32 added to
-// hsum8 for weight row o and activation row i (Q4_1's summs).
-func q8LanesTile(conv func(dst, src []byte), wbb int, q81 bool, ext func(o, i int) float32, n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+// float32 operations are the same. If ms ≥ 0, each output adds to hsum8 the float32
+// sum, block after block, of the exact products of the weight block's float16 at
+// byte ms and the Q8_1 activation block's s (Q4_1's summs).
+func q8LanesTile(conv func(dst, src []byte), wbb int, q81 bool, ms int, n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QK
 	xbb := q8_0Bytes
 	if q81 {
@@ -45,17 +46,9 @@ func q8LanesTile(conv func(dst, src []byte), wbb int, q81 bool, ext func(o, i in
 		}
 	}
 	xp := s.w
-	k := laneKernels{
-		x4: func(wp *byte, ws, i int, acc *[8][8]float32, _ *[8]float32) {
-			q80LanesR2X4(wp, ws, &xp[i*ps], ps, nb, acc)
-		},
-		x1: func(wp *byte, ws, i int, acc *[4][8]float32, _ *[4]float32) {
-			q80LanesR4X1(wp, ws, &xp[i*ps], nb, acc)
-		},
-	}
 	rb := nb * q8_0Bytes
 	if conv == nil {
-		tileLanes(k, rb, w, wStride, mw, mx, dst, dstStride, s)
+		tileQ80(nb, w, wStride, mw, xp, ps, mx, dst, dstStride, s)
 		return
 	}
 	// Convert the weights a chunk of rows at a time, each chunk against every activation row.
@@ -69,12 +62,99 @@ func q8LanesTile(conv func(dst, src []byte), wbb int, q81 bool, ext func(o, i in
 				conv(cr[b*q8_0Bytes:(b+1)*q8_0Bytes], wr[b*wbb:(b+1)*wbb])
 			}
 		}
-		tileLanes(k, rb, s.conv, rb, m, mx, dst[o0:], dstStride, s)
+		tileQ80(nb, s.conv, rb, m, xp, ps, mx, dst[o0:], dstStride, s)
 	}
-	if ext != nil {
-		for i := range mx {
-			for o := range mw {
-				dst[i*dstStride+o] += ext(o, i)
+	if ms >= 0 {
+		addSumms(nb, w[ms:], wStride, wbb, mw, x[2:], xStride, mx, dst, dstStride, s)
+	}
+}
+
+// addSumms adds to dst[i*dstStride+o] the float32 sum over b < nb, in order, of the
+// exact products of the float16 values at w[o*wStride+b*wbb:] and x[i*xStride+b*q8_1Bytes:],
+// four weight rows at a time so that their sums' additions overlap.
+func addSumms(nb int, w []byte, wStride, wbb, mw int, x []byte, xStride, mx int, dst []float32, dstStride int, s *tileScratch) {
+	s.f32 = growF32(s.f32, (mw+mx)*nb)
+	wm, sx := s.f32[:mw*nb], s.f32[mw*nb:]
+	for o := range mw {
+		for b := range nb {
+			wm[o*nb+b] = halfAt(w[o*wStride+b*wbb:])
+		}
+	}
+	for i := range mx {
+		for b := range nb {
+			sx[i*nb+b] = halfAt(x[i*xStride+b*q8_1Bytes:])
+		}
+	}
+	for i := range mx {
+		xs := sx[i*nb : (i+1)*nb]
+		d := dst[i*dstStride : i*dstStride+mw]
+		o := 0
+		for ; o+4 <= mw; o += 4 {
+			w0, w1, w2, w3 := wm[o*nb:(o+1)*nb], wm[(o+1)*nb:(o+2)*nb], wm[(o+2)*nb:(o+3)*nb], wm[(o+3)*nb:(o+4)*nb]
+			var s0, s1, s2, s3 float32
+			for b, v := range xs {
+				s0 += float32(w0[b] * v)
+				s1 += float32(w1[b] * v)
+				s2 += float32(w2[b] * v)
+				s3 += float32(w3[b] * v)
+			}
+			d[o] += s0
+			d[o+1] += s1
+			d[o+2] += s2
+			d[o+3] += s3
+		}
+		for ; o < mw; o++ {
+			var s0 float32
+			for b, v := range xs {
+				s0 += float32(wm[o*nb+b] * v)
+			}
+			d[o] += s0
+		}
+	}
+}
+
+// tileQ80 computes dst[i*dstStride+o] = hsum8 of the Q8_0 lanes of weight row o < mw
+// (nb blocks, stride wStride) and prepared activation row i < mx (stride ps in xp):
+// the weight rows in chunks of about tileChunkBytes, each chunk against the activation
+// rows four at a time (q80TileR2X4, over every pair of rows of the chunk in one call),
+// then one at a time (q80TileR4X1, every four rows); a last odd row, or the last rows
+// short of four, are copied into a zero-padded scratch panel. The caller has checked
+// that w and dst hold the tile.
+func tileQ80(nb int, w []byte, wStride, mw int, xp []byte, ps, mx int, dst []float32, dstStride int, s *tileScratch) {
+	rb := nb * q8_0Bytes
+	chunk := max(4, tileChunkBytes/rb&^3)
+	// pad copies the rows [o, o1) into a zero-padded panel of rows of rb bytes.
+	pad := func(o, o1, rows int) *byte {
+		s.pad = growBytes(s.pad, rows*rb)
+		clear(s.pad)
+		for r := range o1 - o {
+			copy(s.pad[r*rb:(r+1)*rb], w[(o+r)*wStride:(o+r)*wStride+rb])
+		}
+		return &s.pad[0]
+	}
+	out := &s.out
+	for o0 := 0; o0 < mw; o0 += chunk {
+		o1 := min(mw, o0+chunk)
+		pairs, quads := (o1-o0)/2, (o1-o0)/4
+		i := 0
+		for ; i+4 <= mx; i += 4 {
+			if pairs > 0 {
+				q80TileR2X4(&w[o0*wStride], wStride, pairs, &xp[i*ps], ps, nb, &dst[i*dstStride+o0], 4*dstStride)
+			}
+			if o := o0 + 2*pairs; o < o1 {
+				q80TileR2X4(pad(o, o1, 2), rb, 1, &xp[i*ps], ps, nb, &out[0], 8)
+				for j := range 4 {
+					dst[(i+j)*dstStride+o] = out[2*j]
+				}
+			}
+		}
+		for ; i < mx; i++ {
+			if quads > 0 {
+				q80TileR4X1(&w[o0*wStride], wStride, quads, &xp[i*ps], nb, &dst[i*dstStride+o0])
+			}
+			if o := o0 + 4*quads; o < o1 {
+				q80TileR4X1(pad(o, o1, 4), rb, 1, &xp[i*ps], nb, &out[0])
+				copy(dst[i*dstStride+o:i*dstStride+o1], out[:o1-o])
 			}
 		}
 	}
@@ -126,27 +206,18 @@ func q4_1AsQ8(dst, src []byte) {
 // dotQ5_0x86TileAVX2, dotQ4_0x86TileAVX2 and dotQ4_1x86TileAVX2 are the tile forms of
 // dotQ5_0x86Go, dotQ4_0x86Go and dotQ4_1x86Go through the Q8_0 lane kernels.
 func dotQ5_0x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	q8LanesTile(q5_0AsQ8, q5_0Bytes, false, nil, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	q8LanesTile(q5_0AsQ8, q5_0Bytes, false, -1, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 func dotQ4_0x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	q8LanesTile(q4_0AsQ8, q4_0Bytes, false, nil, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	q8LanesTile(q4_0AsQ8, q4_0Bytes, false, -1, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 func dotQ4_1x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	nb := n / QK
-	summs := func(o, i int) float32 { // Σ mw·sx, each product exact, block after block
-		var s float32
-		wo, xi := w[o*wStride:], x[i*xStride:]
-		for b := range nb {
-			s += float32(halfAt(wo[b*q4_1Bytes+2:]) * halfAt(xi[b*q8_1Bytes+2:]))
-		}
-		return s
-	}
-	q8LanesTile(q4_1AsQ8, q4_1Bytes, true, summs, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	q8LanesTile(q4_1AsQ8, q4_1Bytes, true, 2, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // dotQ8_0x86TileAVX2 is the tile form of dotQ8_0x86Go with the lane kernels.
 func dotQ8_0x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	q8LanesTile(nil, q8_0Bytes, false, nil, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	q8LanesTile(nil, q8_0Bytes, false, -1, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

@@ -11,10 +11,11 @@ import (
 
 // tileScratch holds the per-call tables of the AVX2 tile functions.
 type tileScratch struct {
-	tab  []uint32 // per activation block values (q40XTable, ...)
-	pad  []byte   // the last weight panel, padded to eight rows
-	w    []byte   // prepared activation rows
-	conv []byte   // weight rows converted to another block format
+	tab  []uint32  // per activation block values (q40XTable, ...)
+	pad  []byte    // the last weight panel, padded to eight rows
+	w    []byte    // prepared activation rows
+	conv []byte    // weight rows converted to another block format
+	f32  []float32 // per block float32 values (addSumms)
 	// The kernels' outputs: here rather than on the stack, which the kernels, called
 	// through function values, would move to the heap on every call.
 	out [32]float32
@@ -38,11 +39,11 @@ func growBytes(s []byte, n int) []byte {
 	return s[:n]
 }
 
-// r8Kernels are the kernels tileR8 drives: x4 (if not nil) writes out[8i+r] for
-// activation rows i0+i, i < 4, and weight rows r < 8 of the panel at wp (stride ws);
-// x1 writes out[r] for activation row i0.
+// r8Kernels are the kernels tileR8 drives: x4 (if not nil) writes d[i·ds/4 + r] (ds in
+// bytes) for activation rows i0+i, i < 4, and weight rows r < 8 of the panel at wp
+// (stride ws); x1 writes out[r] for activation row i0.
 type r8Kernels struct {
-	x4 func(wp *byte, ws, i0 int, out *[32]float32)
+	x4 func(wp *byte, ws, i0 int, d *float32, ds int)
 	x1 func(wp *byte, ws, i0 int, out *[8]float32)
 }
 
@@ -63,7 +64,11 @@ func tileR8(k r8Kernels, rb int, w []byte, wStride, mw, mx int, dst []float32, d
 		}
 		i := 0
 		for ; k.x4 != nil && i+4 <= mx; i += 4 {
-			k.x4(wp, ws, i, out)
+			if m == 8 { // in place
+				k.x4(wp, ws, i, &dst[i*dstStride+o], 4*dstStride)
+				continue
+			}
+			k.x4(wp, ws, i, &out[0], 4*8)
 			for j := range 4 {
 				copy(dst[(i+j)*dstStride+o:(i+j)*dstStride+o+m], out[8*j:8*j+m])
 			}

@@ -142,6 +142,8 @@ func BenchmarkTilePanel(b *testing.B) {
 		{"DecodeCached", 4096, 256, 1, true},
 		{"DecodeL2", 4096, 128, 1, true}, // 295 KB: in the L2 cache
 		{"Prompt", 4096, 512, 64, true},
+		{"PromptSmall", 256, 256, 64, true}, // synth-256's shape
+		{"PromptL3", 2048, 4096, 64, false}, // a 1B's shape: 4.7 MB of weights
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			w, x := benchRows(b, Q4_0, tc.n, tc.rows, tc.mx)

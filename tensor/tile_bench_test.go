@@ -112,3 +112,19 @@ func BenchmarkTileDecodeCached(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTilePromptSmall: BenchmarkTilePrompt at synth-256's shape, 64 activation rows
+// against 256 weight rows of 256, where a call's fixed costs weigh as much as its
+// arithmetic.
+func BenchmarkTilePromptSmall(b *testing.B) {
+	const n, rows, mx = 256, 256, 64
+	for _, t := range benchTypes {
+		b.Run(fmt.Sprint(t), func(b *testing.B) {
+			w, x := benchRows(b, t, n, rows, mx)
+			f := matTile(t)
+			dst := make([]float32, rows*mx)
+			xs := t.VecDotType().RowBytes(n)
+			cpuLoop(b, int64(len(w)*mx), func() { f(n, w, t.RowBytes(n), rows, x, xs, mx, dst, rows) })
+		})
+	}
+}
