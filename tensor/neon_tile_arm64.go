@@ -1,0 +1,92 @@
+package tensor
+
+// The multi-row tiles on arm64: each weight row against the activation rows four at a
+// time with the kernels of neon_tile_arm64.s, which load (and unpack) a weight block
+// once for the four; the activation rows after the groups of four one by one with the
+// one-row dots. Every output has the bits of its one-row dot.
+
+//go:noescape
+func q4_0RepackNEONx4(w, x *byte, xstride, nb int, out *[4]float32, sdot bool)
+
+//go:noescape
+func q8_0LanesNEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot bool)
+
+//go:noescape
+func q4_0LanesNEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot bool)
+
+// tileX4 computes the tile with x4 for the groups of four activation rows of each
+// weight row and dot for the rest, given nb blocks of wb weight and xb activation
+// bytes a row. It reports false, computing nothing, for an empty tile or one without
+// a whole block (the caller's Go code handles those).
+func tileX4(x4 func(w, x []byte, xStride, nb int, out *[4]float32), dot func(n int, w, x []byte) float32,
+	n, wb, xb int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) bool {
+	nb := n / QK
+	if nb <= 0 || neonTileEmpty(w, wStride, mw, nb*wb, x, xStride, mx, nb*xb, dst, dstStride) {
+		return false
+	}
+	m4 := mx - mx%4
+	var out [4]float32
+	for o := range mw {
+		wo := w[o*wStride:]
+		for i := 0; i < m4; i += 4 {
+			x4(wo, x[i*xStride:], xStride, nb, &out)
+			for r := range 4 {
+				dst[(i+r)*dstStride+o] = out[r]
+			}
+		}
+		for i := m4; i < mx; i++ {
+			dst[i*dstStride+o] = dot(n, wo, x[i*xStride:])
+		}
+	}
+	return true
+}
+
+func q4_0RepackX4(w, x []byte, xStride, nb int, out *[4]float32) {
+	q4_0RepackNEONx4(&w[0], &x[0], xStride, nb, out, hasDotProd)
+}
+
+func q8_0LanesX4(w, x []byte, xStride, nb int, out *[4]float32) {
+	var acc [4][lanes8]float32
+	q8_0LanesNEONx4(&w[0], &x[0], xStride, nb, &acc, hasDotProd)
+	for r := range 4 {
+		out[r] = hsum8(&acc[r])
+	}
+}
+
+func q4_0LanesX4(w, x []byte, xStride, nb int, out *[4]float32) {
+	var acc [4][lanes8]float32
+	q4_0LanesNEONx4(&w[0], &x[0], xStride, nb, &acc, hasDotProd)
+	for r := range 4 {
+		out[r] = hsum8(&acc[r])
+	}
+}
+
+func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if !hasNEON || !tileX4(q4_0RepackX4, dotQ4_0Repack, n, q4_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
+		dotQ4_0RepackTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	}
+}
+
+func dotQ8_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if !hasNEON || !tileX4(q8_0LanesX4, dotQ8_0x86, n, q8_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
+		dotTileBy(dotQ8_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	}
+}
+
+func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if !hasNEON || !tileX4(q4_0LanesX4, dotQ4_0x86, n, q4_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
+		dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	}
+}
+
+// neonTileEmpty panics (with an index error) unless w, x and dst hold a tile of mw
+// weight rows of wrb bytes and mx activation rows of xrb bytes; it reports whether the
+// tile is empty.
+func neonTileEmpty(w []byte, wStride, mw, wrb int, x []byte, xStride, mx, xrb int, dst []float32, dstStride int) bool {
+	if mw <= 0 || mx <= 0 {
+		return true
+	}
+	_, _ = w[(mw-1)*wStride+wrb-1], x[(mx-1)*xStride+xrb-1]
+	_ = dst[(mx-1)*dstStride+mw-1]
+	return false
+}
