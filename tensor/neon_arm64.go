@@ -353,7 +353,6 @@ func dotQ4_0Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, ds
 	dotTileBy(dotQ4_0, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
-
 func dotQ5_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotTileBy(dotQ5_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
@@ -374,7 +373,6 @@ func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 	dotTileBy(dotQ4KRepack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
-
 func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
@@ -382,7 +380,6 @@ func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
-
 
 func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotTileBy(dotQ4_1x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)

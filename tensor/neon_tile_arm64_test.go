@@ -11,6 +11,9 @@ import (
 // the Go dots, with SDOT and without, for activation row counts around the groups of
 // four and weight rows in strided storage.
 func TestNEONMultiRowTiles(t *testing.T) {
+	if !hasNEON {
+		t.Skip("NEON kernels off (infer_portable)")
+	}
 	r := rand.New(rand.NewPCG(65, 66))
 	tiles := []struct {
 		typ  DType
@@ -24,7 +27,7 @@ func TestNEONMultiRowTiles(t *testing.T) {
 		{Q4_K, dotQ4KRepackGemvTile, dotQ4KRepackGo},
 	}
 	for _, c := range tiles {
-		for _, sdot := range []bool{true, false} {
+		for _, sdot := range neonSDOTModes() {
 			for _, shape := range [][3]int{{1, 3, 1}, {2, 2, 4}, {3, 5, 7}, {kChunk + 3, 2, 9}, {2, 4, 8}} {
 				nb, mw, mx := shape[0], shape[1], shape[2]
 				t.Run(fmt.Sprintf("%v/sdot=%v/%dx%dx%d", c.typ, sdot, nb, mw, mx), func(t *testing.T) {
