@@ -357,14 +357,6 @@ func dotQ5_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 	dotTileBy(dotQ5_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
-func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if !hasNEON { // the Go tile: the same bits, several rows a pass
-		dotQ4KRepackGemmTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-		return
-	}
-	dotTileBy(dotQ4KRepackGemm, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
 func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	if !hasNEON {
 		q4KTileGo(0, n, w, wStride, mw, x, xStride, mx, dst, dstStride)

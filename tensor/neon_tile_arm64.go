@@ -1,5 +1,7 @@
 package tensor
 
+import "sync"
+
 // The multi-row tiles on arm64: each weight row against the activation rows four at a
 // time with the kernels of neon_tile_arm64.s, which load (and unpack) a weight block
 // once for the four; the activation rows after the groups of four one by one with the
@@ -10,6 +12,9 @@ func q4_0RepackNEONx4(w, x *byte, xstride, nb int, out *[4]float32, sdot bool)
 
 //go:noescape
 func q8_0LanesNEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot bool)
+
+//go:noescape
+func q4KGemmNEONx4(w, x *byte, xstride, nb int, ws *int32, wd *float32, buf *[32]int32, out *[8]float32, sdot bool)
 
 //go:noescape
 func q4_0LanesNEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot bool)
@@ -89,4 +94,56 @@ func neonTileEmpty(w []byte, wStride, mw, wrb int, x []byte, xStride, mx, xrb in
 	_, _ = w[(mw-1)*wStride+wrb-1], x[(mx-1)*xStride+xrb-1]
 	_ = dst[(mx-1)*dstStride+mw-1]
 	return false
+}
+
+// q4KRowBufs holds a Q4_K weight row's unpacked scales and mins (sc at [16b+j], m at
+// [16b+8+j]) and its d, dmin as float32 ([2b], [2b+1]) for q4KGemmNEONx4.
+type q4KRowBufs struct {
+	ws  []int32
+	wd  []float32
+	buf [32]int32
+}
+
+var q4KRowPool = sync.Pool{New: func() any { return new(q4KRowBufs) }}
+
+// dotQ4KRepackGemmTile is the tile form of dotQ4KRepackGemm: each weight row, its
+// scales unpacked once, against the activation rows four at a time (q4KGemmNEONx4,
+// the whole block in NEON), the rest one by one.
+func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	nb := n / QKK
+	if !hasNEON || nb <= 0 || mx < 4 || neonTileEmpty(w, wStride, mw, nb*q4KBytes, x, xStride, mx, nb*q8KBytes, dst, dstStride) {
+		if !hasNEON {
+			dotQ4KRepackGemmTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+			return
+		}
+		dotTileBy(dotQ4KRepackGemm, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	t := q4KRowPool.Get().(*q4KRowBufs)
+	defer q4KRowPool.Put(t)
+	if cap(t.ws) < 16*nb {
+		t.ws, t.wd = make([]int32, 16*nb), make([]float32, 2*nb)
+	}
+	ws, wd := t.ws[:16*nb], t.wd[:2*nb]
+	m4 := mx - mx%4
+	var out [8]float32
+	for o := range mw {
+		wo := w[o*wStride:]
+		for b := range nb {
+			blk := (*[q4KBytes]byte)(wo[b*q4KBytes:])
+			wd[2*b], wd[2*b+1] = halfAt(blk[0:]), halfAt(blk[2:])
+			sc, m := unpackScaleMinK4(blk[q4KScales:q4KQs])
+			copy(ws[16*b:16*b+8], sc[:])
+			copy(ws[16*b+8:16*b+16], m[:])
+		}
+		for i := 0; i < m4; i += 4 {
+			q4KGemmNEONx4(&wo[0], &x[i*xStride], xStride, nb, &ws[0], &wd[0], &t.buf, &out, hasDotProd)
+			for r := range 4 {
+				dst[(i+r)*dstStride+o] = out[r] - out[4+r]
+			}
+		}
+		for i := m4; i < mx; i++ {
+			dst[i*dstStride+o] = dotQ4KRepackGemm(n, wo, x[i*xStride:])
+		}
+	}
 }

@@ -177,3 +177,123 @@ q4lxneon:
 	SUBS $1, R2, R2
 	BNE  q4lxneon
 	LANESEXIT
+
+// ---- Q4_K repacked gemm (dotQ4KRepackGemmGo), all of it in NEON ----
+
+#define WMUL4(d, n, m)    WORD $(0x4EA09C00 | ((m)<<16) | ((n)<<5) | (d)) // MUL Vd.4S, Vn.4S, Vm.4S
+#define WFMLA4(d, n, m)   WORD $(0x4E20CC00 | ((m)<<16) | ((n)<<5) | (d)) // FMLA Vd.4S, Vn.4S, Vm.4S
+#define WLD4S(t, n)       WORD $(0x4C400800 | ((n)<<5) | (t))             // LD4 {Vt.4S-Vt+3.4S}, [Xn]
+#define WINSS(d, i, n)    WORD $(0x6E000400 | (((i)<<3|4)<<16) | ((n)<<5) | (d)) // MOV Vd.S[i], Vn.S[0]
+
+// DOTNA with scratch V26, V27 (V14, V15 hold weight levels here).
+#define DOTNB(o, a, b) WSMULL(26, a, b); WSMULL2(27, a, b); WSADALP(o, 26); WSADALP(o, 27)
+
+// The levels of the Q4_K weight block at R0: the low nibbles of pair c in V2c, V2c+1,
+// the high ones in V8+2c, V9+2c.
+#define W4KLOAD \
+	ADD    $16, R0, R5; \
+	VLD1.P 64(R5), [V0.B16, V1.B16, V2.B16, V3.B16]; \
+	VLD1   (R5), [V4.B16, V5.B16, V6.B16, V7.B16]; \
+	VMOVI  $15, V28.B16; \
+	WUSHR8(8, 0, 4); WUSHR8(9, 1, 4); WUSHR8(10, 2, 4); WUSHR8(11, 3, 4); \
+	WUSHR8(12, 4, 4); WUSHR8(13, 5, 4); WUSHR8(14, 6, 4); WUSHR8(15, 7, 4); \
+	WAND(0, 0, 28); WAND(1, 1, 28); WAND(2, 2, 28); WAND(3, 3, 28); \
+	WAND(4, 4, 28); WAND(5, 5, 28); WAND(6, 6, 28); WAND(7, 7, 28)
+
+// Pair c of one activation row (activations at R6, advanced): Va += Σ low·q8 of
+// sub-block 2c, Vb += Σ high·q8 of sub-block 2c+1.
+#define P4K(DOTA, l0, l1, h0, h1, a, b) \
+	VLD1.P 32(R6), [V24.B16, V25.B16]; \
+	DOTA(a, l0, 24); \
+	DOTA(a, l1, 25); \
+	VLD1.P 32(R6), [V24.B16, V25.B16]; \
+	DOTA(b, h0, 24); \
+	DOTA(b, h1, 25)
+
+// Activation row r's block at Rx (advanced): its d8 into V29.S[r]; the integers of
+// q4KGemmInts, v[0..3] stored at R8 + 16r and v[4..7] at R8 + 64 + 16r (the scales
+// and mins of the weight block at R15; vo = 16r, mo = 64 + 16r).
+#define ROW4K(DOTA, x, r, vo, mo) \
+	FMOVS  (x), F24; \
+	WINSS(29, r, 24); \
+	ADD    $4, x, R6; \
+	WEOR(16, 16, 16); WEOR(17, 17, 17); WEOR(18, 18, 18); WEOR(19, 19, 19); \
+	WEOR(20, 20, 20); WEOR(21, 21, 21); WEOR(22, 22, 22); WEOR(23, 23, 23); \
+	P4K(DOTA, 0, 1, 8, 9, 16, 17); \
+	P4K(DOTA, 2, 3, 10, 11, 18, 19); \
+	P4K(DOTA, 4, 5, 12, 13, 20, 21); \
+	P4K(DOTA, 6, 7, 14, 15, 22, 23); \
+	WADDP(16, 16, 17); WADDP(18, 18, 19); WADDP(20, 20, 21); WADDP(22, 22, 23); \
+	WADDP(16, 16, 18); \
+	WADDP(17, 20, 22); \
+	VLD1   (R15), [V18.S4, V19.S4, V20.S4, V21.S4]; \
+	WMUL4(16, 16, 18); \
+	WMUL4(17, 17, 19); \
+	WADDP(16, 16, 17); \
+	ADD    $260, x, R6; \
+	VLD1   (R6), [V22.H8, V23.H8]; \
+	WSADDLP(22, 22); \
+	WSADDLP(23, 23); \
+	WMUL4(22, 22, 20); \
+	WMUL4(23, 23, 21); \
+	WADDP(22, 22, 23); \
+	FMOVQ  F16, vo(R8); \
+	FMOVQ  F22, mo(R8); \
+	ADD    $292, x
+
+// One weight block against the four rows: acc (V30) and accm (V31), lane r for row r,
+// fused-multiply-added pair after pair as q4KGemmBlock does (R9: the block's d, dmin).
+#define Q4KX4(DOTA) \
+	W4KLOAD; \
+	ROW4K(DOTA, R10, 0, 0, 64); \
+	ROW4K(DOTA, R11, 1, 16, 80); \
+	ROW4K(DOTA, R12, 2, 32, 96); \
+	ROW4K(DOTA, R13, 3, 48, 112); \
+	WLD4S(16, 8); \
+	ADD    $64, R8, R6; \
+	WLD4S(20, 6); \
+	WSCVTF4(16, 16); WSCVTF4(17, 17); WSCVTF4(18, 18); WSCVTF4(19, 19); \
+	WSCVTF4(20, 20); WSCVTF4(21, 21); WSCVTF4(22, 22); WSCVTF4(23, 23); \
+	FMOVD  (R9), F26; \
+	WFMULE(24, 29, 26, 0); \
+	WFMULE(25, 29, 26, 1); \
+	WFMLA4(30, 16, 24); WFMLA4(30, 17, 24); WFMLA4(30, 18, 24); WFMLA4(30, 19, 24); \
+	WFMLA4(31, 20, 25); WFMLA4(31, 21, 25); WFMLA4(31, 22, 25); WFMLA4(31, 23, 25); \
+	ADD    $144, R0; \
+	ADD    $64, R15; \
+	ADD    $8, R9
+
+// func q4KGemmNEONx4(w, x *byte, xstride, nb int, ws *int32, wd *float32, buf *[32]int32, out *[8]float32, sdot bool)
+// For the weight row w and the activation rows r < 4 at x + r·xstride, over nb ≥ 1
+// blocks: out[r] and out[4+r] are dotQ4KRepackGemmGo's acc and accm, given the
+// weight row's scales and mins ws (sc at [16b+j], m at [16b+8+j]) and its d, dmin as
+// float32 in wd ([2b], [2b+1]); buf is scratch.
+TEXT ·q4KGemmNEONx4(SB), NOSPLIT, $0-65
+	MOVD  w+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  xstride+16(FP), R7
+	MOVD  nb+24(FP), R2
+	MOVD  ws+32(FP), R15
+	MOVD  wd+40(FP), R9
+	MOVD  buf+48(FP), R8
+	MOVD  out+56(FP), R3
+	MOVBU sdot+64(FP), R4
+	XROWS
+	WEOR(30, 30, 30)
+	WEOR(31, 31, 31)
+	CBZ   R4, q4kxneon
+
+q4kxsdot:
+	Q4KX4(DOTSA)
+	SUBS $1, R2, R2
+	BNE  q4kxsdot
+	B    q4kxdone
+
+q4kxneon:
+	Q4KX4(DOTNB)
+	SUBS $1, R2, R2
+	BNE  q4kxneon
+
+q4kxdone:
+	VST1 [V30.S4, V31.S4], (R3)
+	RET
