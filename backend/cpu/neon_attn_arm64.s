@@ -1,0 +1,81 @@
+#include "textflag.h"
+
+// NEON forms of flashattn.go's F16 row kernels (see neon_attn_arm64.go): eight elements
+// a step, F16 widened exactly (FCVTL), one float32 operation per element (FMLA: one
+// rounding; FMUL), narrowed to F16 round to nearest even (FCVTN).
+
+#define AFCVTL(d, n)  WORD $(0x0E217800 | ((n)<<5) | (d)) // FCVTL Vd.4S, Vn.4H
+#define AFCVTL2(d, n) WORD $(0x4E217800 | ((n)<<5) | (d)) // FCVTL2 Vd.4S, Vn.8H
+#define AFMUL4(d, n, m) WORD $(0x6E20DC00 | ((m)<<16) | ((n)<<5) | (d)) // FMUL Vd.4S, Vn.4S, Vm.4S
+#define AFCVTN(d, n)  WORD $(0x0E216800 | ((n)<<5) | (d)) // FCVTN Vd.4H, Vn.4S
+#define AFCVTN2(d, n) WORD $(0x4E216800 | ((n)<<5) | (d)) // FCVTN2 Vd.8H, Vn.4S
+
+// func fmaRowF16NEON(acc *float32, v *uint16, p float32, n int)
+// acc[d] = fmaf(p, v[d], acc[d]) for d < n, n a positive multiple of 8.
+TEXT ·fmaRowF16NEON(SB), NOSPLIT, $0-32
+	MOVD  acc+0(FP), R0
+	MOVD  v+8(FP), R1
+	FMOVS p+16(FP), F5
+	MOVD  n+24(FP), R2
+	VDUP  V5.S[0], V5.S4
+	LSR   $3, R2
+
+frow:
+	VLD1.P 16(R1), [V0.H8]
+	AFCVTL(1, 0)
+	AFCVTL2(2, 0)
+	VLD1   (R0), [V3.S4, V4.S4]
+	VFMLA  V1.S4, V5.S4, V3.S4
+	VFMLA  V2.S4, V5.S4, V4.S4
+	VST1.P [V3.S4, V4.S4], 32(R0)
+	SUBS   $1, R2, R2
+	BNE    frow
+	RET
+
+// func madF16NEON(acc, v *uint16, s float32, n int)
+// acc[d] = F16(fmaf(v[d], s, acc[d])) for d < n, n a positive multiple of 8.
+TEXT ·madF16NEON(SB), NOSPLIT, $0-32
+	MOVD  acc+0(FP), R0
+	MOVD  v+8(FP), R1
+	FMOVS s+16(FP), F5
+	MOVD  n+24(FP), R2
+	VDUP  V5.S[0], V5.S4
+	LSR   $3, R2
+
+mrow:
+	VLD1.P 16(R1), [V0.H8]
+	VLD1   (R0), [V3.H8]
+	AFCVTL(1, 0)
+	AFCVTL2(2, 0)
+	AFCVTL(6, 3)
+	AFCVTL2(7, 3)
+	VFMLA  V1.S4, V5.S4, V6.S4
+	VFMLA  V2.S4, V5.S4, V7.S4
+	AFCVTN(3, 6)
+	AFCVTN2(3, 7)
+	VST1.P [V3.H8], 16(R0)
+	SUBS   $1, R2, R2
+	BNE    mrow
+	RET
+
+// func scaleF16NEON(acc *uint16, s float32, n int)
+// acc[d] = F16(acc[d]·s) for d < n, n a positive multiple of 8.
+TEXT ·scaleF16NEON(SB), NOSPLIT, $0-24
+	MOVD  acc+0(FP), R0
+	FMOVS s+8(FP), F5
+	MOVD  n+16(FP), R2
+	VDUP  V5.S[0], V5.S4
+	LSR   $3, R2
+
+srow:
+	VLD1   (R0), [V3.H8]
+	AFCVTL(6, 3)
+	AFCVTL2(7, 3)
+	AFMUL4(6, 6, 5)
+	AFMUL4(7, 7, 5)
+	AFCVTN(3, 6)
+	AFCVTN2(3, 7)
+	VST1.P [V3.H8], 16(R0)
+	SUBS   $1, R2, R2
+	BNE    srow
+	RET
