@@ -312,6 +312,9 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 // tileScores sets s[j] to the score of key t0+j in attendTiled: one fma32 chain over
 // the head's elements, times scale; eight keys at a time in assembly where there is one.
 func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
+	if useNEON && tileScoresNEON(s, q, k, t0, h, scale) {
+		return
+	}
 	hd := len(q)
 	j := 0
 	if (hasAVX512 || useAVX2) && hd%8 == 0 && hd > 0 && len(s) >= 8 {

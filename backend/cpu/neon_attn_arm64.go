@@ -12,6 +12,9 @@ package cpu
 func fmaRowF16NEON(acc *float32, v *uint16, p float32, n int)
 
 //go:noescape
+func scores8F16NEON(k *uint16, ks int, q *float32, hd int, scale float32, s *float32)
+
+//go:noescape
 func madF16NEON(acc, v *uint16, s float32, n int)
 
 //go:noescape
@@ -56,5 +59,29 @@ func chunkScoresNEON(s []float32, k []uint16, qf []float32, h kvHead) bool {
 	}
 	_ = k[(len(s)-1)*h.cols+h.off+hd-1]
 	vecDotF16F32RowsNEON(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
+	return true
+}
+
+// tileScoresNEON is tileScores: eight keys at a time (scores8F16NEON, the keys in
+// lanes, each score one FMA chain as fma32's), the last keys too where the cache has
+// eight rows from them, the others one by one in Go.
+func tileScoresNEON(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) bool {
+	hd := len(q)
+	if !useNEON || hd%4 != 0 || hd == 0 || len(s) == 0 {
+		return false
+	}
+	j := 0
+	for ; j+8 <= len(s); j += 8 {
+		r := (t0+j)*h.cols + h.off
+		_ = k[r+7*h.cols+hd-1]
+		scores8F16NEON(&k[r], 2*h.cols, &q[0], hd, scale, &s[j])
+	}
+	if r := (t0+j)*h.cols + h.off; j < len(s) && r+7*h.cols+hd <= len(k) {
+		var s8 [8]float32
+		scores8F16NEON(&k[r], 2*h.cols, &q[0], hd, scale, &s8[0])
+		copy(s[j:], s8[:])
+		j = len(s)
+	}
+	tileScoresGo(s[j:], q, k, t0+j, h, scale)
 	return true
 }

@@ -79,3 +79,59 @@ srow:
 	SUBS   $1, R2, R2
 	BNE    srow
 	RET
+
+// LD4 {V0.H-V3.H}[j], [Xn], #8: four F16 values of one key into lane j of V0-V3.
+#define ALD4H(j, n) WORD $(0x0DFF6000 | (((j)>>2)<<30) | ((((j)>>1)&1)<<12) | (((j)&1)<<11) | ((n)<<5))
+#define AFMLAE(d, n, m, i) WORD $(0x4F801000 | (((i)&1)<<21) | (((i)>>1)<<11) | ((m)<<16) | ((n)<<5) | (d)) // FMLA Vd.4S, Vn.4S, Vm.S[i]
+#define AFMULE(d, n, m, i) WORD $(0x4F809000 | (((i)&1)<<21) | (((i)>>1)<<11) | ((m)<<16) | ((n)<<5) | (d)) // FMUL Vd.4S, Vn.4S, Vm.S[i]
+
+// Element i of the four loaded: keys 0-3 into V16, 4-7 into V17, times q (V8.S[i]).
+#define KSTEP(i, r) \
+	AFCVTL(4, r); \
+	AFCVTL2(5, r); \
+	AFMLAE(16, 4, 8, i); \
+	AFMLAE(17, 5, 8, i)
+
+// func scores8F16NEON(k *uint16, ks int, q *float32, hd int, scale float32, s *float32)
+// s[j] = (fmaf chain over d < hd of q[d]·key j[d], from 0)·scale for the eight keys
+// j < 8 at k + j·ks (bytes), hd a positive multiple of 4: the keys in lanes, four
+// elements of each a step (LD4 to lanes transposes them).
+TEXT ·scores8F16NEON(SB), NOSPLIT, $0-48
+	MOVD  k+0(FP), R3
+	MOVD  ks+8(FP), R11
+	MOVD  q+16(FP), R1
+	MOVD  hd+24(FP), R2
+	FMOVS scale+32(FP), F9
+	MOVD  s+40(FP), R0
+	ADD   R11, R3, R4
+	ADD   R11, R4, R5
+	ADD   R11, R5, R6
+	ADD   R11, R6, R7
+	ADD   R11, R7, R8
+	ADD   R11, R8, R9
+	ADD   R11, R9, R10
+	VEOR  V16.B16, V16.B16, V16.B16
+	VEOR  V17.B16, V17.B16, V17.B16
+	LSR   $2, R2
+
+kstep:
+	ALD4H(0, 3)
+	ALD4H(1, 4)
+	ALD4H(2, 5)
+	ALD4H(3, 6)
+	ALD4H(4, 7)
+	ALD4H(5, 8)
+	ALD4H(6, 9)
+	ALD4H(7, 10)
+	VLD1.P 16(R1), [V8.S4]
+	KSTEP(0, 0)
+	KSTEP(1, 1)
+	KSTEP(2, 2)
+	KSTEP(3, 3)
+	SUBS $1, R2, R2
+	BNE  kstep
+
+	AFMULE(16, 16, 9, 0)
+	AFMULE(17, 17, 9, 0)
+	VST1 [V16.S4, V17.S4], (R0)
+	RET

@@ -83,3 +83,33 @@ func cmpF16(t *testing.T, name string, got, want, acc, v []uint16, s float32) {
 		}
 	}
 }
+
+// TestNEONTileScoresBits checks tileScores (scores8F16NEON) against tileScoresGo for
+// heads of a multiple of four elements that are not of eight too, and key counts on
+// either side of the groups of eight.
+func TestNEONTileScoresBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(73, 74))
+	for trial := range 120 {
+		hd := []int{4, 12, 20, 8, 36}[trial%5]
+		kvHeads := 1 + trial%3
+		cols := kvHeads * hd
+		nkeys := 1 + r.IntN(40)
+		k := make([]uint16, (nkeys+r.IntN(9))*cols)
+		copy(k, randF16Row(r, len(k)))
+		q := make([]float32, hd)
+		for i := range q {
+			q[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(30)-15))
+		}
+		h := kvHead{off: r.IntN(kvHeads) * hd, cols: cols, n: nkeys}
+		t0 := r.IntN(nkeys)
+		n := nkeys - t0
+		got, want := make([]float32, n), make([]float32, n)
+		tileScores(got, q, k, t0, h, 0.125)
+		tileScoresGo(want, q, k, t0, h, 0.125)
+		for j := range got {
+			if math.Float32bits(got[j]) != math.Float32bits(want[j]) && !(got[j] != got[j] && want[j] != want[j]) {
+				t.Fatalf("hd=%d key %d: %g, Go %g", hd, t0+j, got[j], want[j])
+			}
+		}
+	}
+}
