@@ -334,10 +334,7 @@ func dotQ5Kx86(n int, w, x []byte) float32 {
 
 // The dots without NEON kernels: the Go code.
 
-func dotF32(n int, w, x []byte) float32     { return dotF32Go(n, w, x) }
 func dotF16(n int, w, x []byte) float32     { return dotF16Go(n, w, x) }
-func dotBF16(n int, w, x []byte) float32    { return dotBF16Go(n, w, x) }
-func dotBF16F32(n int, w, x []byte) float32 { return dotBF16F32Go(n, w, x) }
 func dotQ4_1(n int, w, x []byte) float32    { return dotQ4_1Go(n, w, x) }
 func dotQ5_0(n int, w, x []byte) float32    { return dotQ5_0Go(n, w, x) }
 func dotQ5_1(n int, w, x []byte) float32    { return dotQ5_1Go(n, w, x) }

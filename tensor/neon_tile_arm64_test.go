@@ -58,3 +58,32 @@ func TestNEONMultiRowTiles(t *testing.T) {
 		}
 	}
 }
+
+// TestNEONFloatDotsBits: the NEON float dots give the bits of the Go code, for lengths
+// on either side of the groups of eight and values over the whole float range.
+func TestNEONFloatDotsBits(t *testing.T) {
+	if !hasNEON {
+		t.Skip("NEON kernels off (infer_portable)")
+	}
+	r := rand.New(rand.NewPCG(67, 68))
+	dots := []struct {
+		name       string
+		wt, xt     DType
+		fast, slow func(n int, w, x []byte) float32
+	}{
+		{"F32", F32, F32, dotF32, dotF32Go},
+		{"BF16", BF16, BF16, dotBF16, dotBF16Go},
+		{"BF16F32", BF16, F32, dotBF16F32, dotBF16F32Go},
+	}
+	for _, d := range dots {
+		for n := 1; n <= 70; n++ {
+			for trial := range 6 {
+				w, x := randomRow(r, d.wt, n, trial%3 == 1), randomRow(r, d.xt, n, trial%3 == 2)
+				got, want := d.fast(n, w, x), d.slow(n, w, x)
+				if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+					t.Fatalf("%s n=%d trial %d: NEON %g (%#08x), Go %g (%#08x)", d.name, n, trial, got, math.Float32bits(got), want, math.Float32bits(want))
+				}
+			}
+		}
+	}
+}
