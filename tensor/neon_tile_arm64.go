@@ -17,6 +17,9 @@ func q8_0LanesNEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot 
 func q4KGemmNEONx4(w, x *byte, xstride, nb int, ws *int32, wd *float32, buf *[32]int32, out *[8]float32, sdot bool)
 
 //go:noescape
+func q4_1LanesNEON(w, x *byte, nb int, acc *[lanes8]float32, summs *float32, sdot bool)
+
+//go:noescape
 func q4_0LanesNEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot bool)
 
 // tileX4 computes the tile with x4 for the groups of four activation rows of each
@@ -146,4 +149,15 @@ func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 			dst[i*dstStride+o] = dotQ4KRepackGemm(n, wo, x[i*xStride:])
 		}
 	}
+}
+
+func dotQ4_1x86(n int, w, x []byte) float32 {
+	nb := qBlocks(n, w, x, q4_1Bytes, q8_1Bytes)
+	if !hasNEON || nb <= 0 {
+		return dotQ4_1x86Go(n, w, x)
+	}
+	var acc [lanes8]float32
+	var summs float32
+	q4_1LanesNEON(&w[0], &x[0], nb, &acc, &summs, hasDotProd)
+	return hsum8(&acc) + summs
 }

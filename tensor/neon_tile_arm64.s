@@ -297,3 +297,63 @@ q4kxneon:
 q4kxdone:
 	VST1 [V30.S4, V31.S4], (R3)
 	RET
+
+// ---- Q4_1 · Q8_1, x86 lanes (dotQ4_1x86Go) ----
+
+// Q4_1 block (20 bytes) at R0 against Q8_1 block (36 bytes) at R1, both advanced:
+// summs (F20) += mw·sx, F0 = dw·dx, V3 the levels of elements 0-15, V2 those of 16-31
+// (V28 = 0x0F), V4, V5 the activation quants.
+#define Q4_1LOAD \
+	HALF((R0), R5, F0); \
+	HALF((R1), R6, F1); \
+	FMULS F1, F0, F0; \
+	HALF(2(R0), R5, F2); \
+	HALF(2(R1), R6, F3); \
+	FMULS F3, F2, F2; \
+	FADDS F2, F20, F20; \
+	ADD   $4, R0; \
+	ADD   $4, R1; \
+	VLD1.P 16(R0), [V2.B16]; \
+	WAND(3, 2, 28); \
+	WUSHR8(2, 2, 4); \
+	VLD1.P 32(R1), [V4.B16, V5.B16]
+
+// The eight lanes of the block fused-multiply-added with F0 into V30, V31.
+#define Q4_1LANES(DOT) \
+	Q4_1LOAD; \
+	DOT(6, 3, 4); \
+	DOT(7, 2, 5); \
+	WSCVTF4(6, 6); \
+	WSCVTF4(7, 7); \
+	WFMLAE(30, 6, 0, 0); \
+	WFMLAE(31, 7, 0, 0)
+
+// func q4_1LanesNEON(w, x *byte, nb int, acc *[8]float32, summs *float32, sdot bool)
+// dotQ4_1x86Go's accumulators acc and summs carried over nb ≥ 1 blocks.
+TEXT ·q4_1LanesNEON(SB), NOSPLIT, $0-41
+	MOVD  w+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  nb+16(FP), R2
+	MOVD  acc+24(FP), R3
+	MOVD  summs+32(FP), R8
+	MOVBU sdot+40(FP), R4
+	VLD1  (R3), [V30.S4, V31.S4]
+	FMOVS (R8), F20
+	VMOVI $15, V28.B16
+	CBZ   R4, q41neon
+
+q41sdot:
+	Q4_1LANES(DOTS)
+	SUBS $1, R2, R2
+	BNE  q41sdot
+	B    q41done
+
+q41neon:
+	Q4_1LANES(DOTN)
+	SUBS $1, R2, R2
+	BNE  q41neon
+
+q41done:
+	VST1  [V30.S4, V31.S4], (R3)
+	FMOVS F20, (R8)
+	RET
