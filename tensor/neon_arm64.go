@@ -33,6 +33,9 @@ func q4KSumsNEON(w, x *byte, nb int, out *int32, sdot bool)
 func q6KLanesNEON(w, x *byte, nb int, out *int32, off uint8, sdot bool)
 
 //go:noescape
+func q6KDotx86NEON(w, x *byte, nb int, acc *[lanes8]float32, sdot bool)
+
+//go:noescape
 func q5KLanesNEON(w, x *byte, sc *int32, nb int, out *int32, sdot bool)
 
 //go:noescape
@@ -257,17 +260,8 @@ func dotQ6Kx86(n int, w, x []byte) float32 {
 	if !hasNEON || nb <= 0 {
 		return dotQ6Kx86Go(n, w, x)
 	}
-	var s [lanes8 * kChunk]int32
 	var acc [lanes8]float32
-	for i0 := 0; i0 < nb; i0 += kChunk {
-		m := min(kChunk, nb-i0)
-		q6KLanesNEON(&w[i0*q6KBytes], &x[i0*q8KBytes], m, &s[0], 32, hasDotProd)
-		for j := range m {
-			b := (*[q6KBytes]byte)(w[(i0+j)*q6KBytes:])
-			a := (*[q8KBytes]byte)(x[(i0+j)*q8KBytes:])
-			fma8(&acc, float32(q8KScale(a)*halfAt(b[q6KD:])), (*[lanes8]int32)(s[lanes8*j:]))
-		}
-	}
+	q6KDotx86NEON(&w[0], &x[0], nb, &acc, hasDotProd)
 	return hsum8(&acc)
 }
 

@@ -681,3 +681,60 @@ q8kmx:
 q8kfail:
 	MOVB ZR, ret+16(FP)
 	RET
+
+// One Q6_K block (w at R0, x at R1) of dotQ6Kx86Go: its eight x86 lanes (Q6KBLOCK's,
+// levels minus 32) fused-multiply-added into V30, V31 with d8·d (fma8).
+#define Q6KFBLOCK(DOT) \
+	MOVD R0, R5; \
+	ADD  $128, R0, R7; \
+	ADD  $192, R0, R8; \
+	ADD  $4, R1, R6; \
+	VLD1 (R8), [V10.B16]; \
+	WSXTL8(11, 10); \
+	WSXTL8H(12, 10); \
+	WSXTL16(20, 11); \
+	WSXTL16H(21, 11); \
+	WSXTL16(22, 12); \
+	WSXTL16H(23, 12); \
+	WEOR(16, 16, 16); \
+	WEOR(17, 17, 17); \
+	Q6HALF(DOT, 20, 21); \
+	Q6HALF(DOT, 22, 23); \
+	HALF(208(R0), R9, F27); \
+	FMOVS (R1), F28; \
+	FMULS F27, F28, F28; \
+	WSCVTF4(16, 16); \
+	WSCVTF4(17, 17); \
+	WFMLAE(30, 16, 28, 0); \
+	WFMLAE(31, 17, 28, 0); \
+	ADD $210, R0; \
+	ADD $292, R1
+
+// func q6KDotx86NEON(w, x *byte, nb int, acc *[8]float32, sdot bool)
+// dotQ6Kx86Go's accumulator acc carried over nb ≥ 1 blocks.
+TEXT ·q6KDotx86NEON(SB), NOSPLIT, $0-33
+	MOVD  w+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  nb+16(FP), R2
+	MOVD  acc+24(FP), R3
+	MOVBU sdot+32(FP), R4
+	VLD1  (R3), [V30.S4, V31.S4]
+	VMOVI $32, V26.B16
+	VMOVI $15, V24.B16
+	VMOVI $48, V25.B16
+	CBZ   R4, q6fneon
+
+q6fsdot:
+	Q6KFBLOCK(DOTS)
+	SUBS $1, R2, R2
+	BNE  q6fsdot
+	B    q6fdone
+
+q6fneon:
+	Q6KFBLOCK(DOTN)
+	SUBS $1, R2, R2
+	BNE  q6fneon
+
+q6fdone:
+	VST1 [V30.S4, V31.S4], (R3)
+	RET
