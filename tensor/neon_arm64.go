@@ -189,21 +189,9 @@ func dotQ4KRepack(n int, w, x []byte) float32 {
 	if !hasNEON || nb <= 0 {
 		return dotQ4KRepackGo(n, w, x)
 	}
-	var s [8 * kChunk]int32
-	var acc, accm float32
-	for i0 := 0; i0 < nb; i0 += kChunk {
-		m := min(kChunk, nb-i0)
-		q4KChunk(w[i0*q4KBytes:], x[i0*q8KBytes:], m, &s)
-		for j := range m {
-			b := (*[q4KBytes]byte)(w[(i0+j)*q4KBytes:])
-			a := (*[q8KBytes]byte)(x[(i0+j)*q8KBytes:])
-			isum, summs := q4KIntsFrom(b, a, s[8*j:])
-			d8 := q8KScale(a)
-			acc = fmaf(float32(isum), float32(halfAt(b[0:])*d8), acc)
-			accm = fmaf(float32(summs), float32(halfAt(b[2:])*d8), accm)
-		}
-	}
-	return acc - accm
+	var out [2]float32
+	q4KRepackNEON(&w[0], &x[0], nb, &out, hasDotProd)
+	return out[0] - out[1]
 }
 
 func dotQ4KRepackGemm(n int, w, x []byte) float32 {

@@ -57,3 +57,18 @@
 
 // HALF(mem, r, f): the F16 value at mem, converted exactly to float32 in Ff (via Rr).
 #define HALF(mem, r, f) MOVHU mem, r; FMOVS r, f; FCVTHS f, f
+
+// One pair c of Q4_K sub-blocks: the 32 quant bytes at R5 (advanced), the 64
+// activations at R6 (advanced); Va += Σ low nibbles·q8, Vb += Σ high nibbles·q8
+// (V28 = 0x0F).
+#define Q4KPAIR(DOTA, a, b) \
+	VLD1.P 32(R5), [V0.B16, V1.B16]; \
+	VLD1.P 64(R6), [V2.B16, V3.B16, V4.B16, V5.B16]; \
+	WAND(6, 0, 28); \
+	WAND(7, 1, 28); \
+	WUSHR8(8, 0, 4); \
+	WUSHR8(9, 1, 4); \
+	DOTA(a, 6, 2); \
+	DOTA(a, 7, 3); \
+	DOTA(b, 8, 4); \
+	DOTA(b, 9, 5)

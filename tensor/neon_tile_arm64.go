@@ -17,6 +17,9 @@ func q8_0LanesNEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot 
 func q4KGemmNEONx4(w, x *byte, xstride, nb int, ws *int32, wd *float32, buf *[32]int32, out *[8]float32, sdot bool)
 
 //go:noescape
+func q4KRepackNEON(w, x *byte, nb int, out *[2]float32, sdot bool)
+
+//go:noescape
 func q4_1LanesNEON(w, x *byte, nb int, acc *[lanes8]float32, summs *float32, sdot bool)
 
 //go:noescape

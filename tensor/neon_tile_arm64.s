@@ -357,3 +357,115 @@ q41done:
 	VST1  [V30.S4, V31.S4], (R3)
 	FMOVS F20, (R8)
 	RET
+
+// ---- Q4_K repacked gemv (dotQ4KRepackGo), all of it in NEON ----
+
+#define WUSHL8B(d, n, m) WORD $(0x2E204400 | ((m)<<16) | ((n)<<5) | (d)) // USHL Vd.8B, Vn.8B, Vm.8B
+#define WZIP1S(d, n, m)  WORD $(0x0E803800 | ((m)<<16) | ((n)<<5) | (d)) // ZIP1 Vd.2S, Vn.2S, Vm.2S
+#define WZIP2S(d, n, m)  WORD $(0x0E807800 | ((m)<<16) | ((n)<<5) | (d)) // ZIP2 Vd.2S, Vn.2S, Vm.2S
+#define WUXTL8(d, n)     WORD $(0x2F08A400 | ((n)<<5) | (d))             // UXTL Vd.8H, Vn.8B
+#define WUXTL16(d, n)    WORD $(0x2F10A400 | ((n)<<5) | (d))             // UXTL Vd.4S, Vn.4H
+#define WUXTL16H(d, n)   WORD $(0x6F10A400 | ((n)<<5) | (d))             // UXTL2 Vd.4S, Vn.8H
+#define WDUPS2(d, n)     WORD $(0x4E140400 | ((n)<<5) | (d))             // DUP Vd.4S, Vn.S[2]
+#define WADD4(d, n, m)   WORD $(0x4EA08400 | ((m)<<16) | ((n)<<5) | (d)) // ADD Vd.4S, Vn.4S, Vm.4S
+
+// The eight sub-block sums of the Q4_K block at R0 against the Q8_K block at R1:
+// s0-s3 in V16, s4-s7 in V17 (Q4KBLOCK's, not stored; V28 = 0x0F).
+#define Q4KSUMS(DOTA) \
+	ADD $16, R0, R5; \
+	ADD $4, R1, R6; \
+	WEOR(16, 16, 16); WEOR(17, 17, 17); WEOR(18, 18, 18); WEOR(19, 19, 19); \
+	WEOR(20, 20, 20); WEOR(21, 21, 21); WEOR(22, 22, 22); WEOR(23, 23, 23); \
+	Q4KPAIR(DOTA, 16, 17); \
+	Q4KPAIR(DOTA, 18, 19); \
+	Q4KPAIR(DOTA, 20, 21); \
+	Q4KPAIR(DOTA, 22, 23); \
+	WADDP(16, 16, 17); \
+	WADDP(18, 18, 19); \
+	WADDP(20, 20, 21); \
+	WADDP(22, 22, 23); \
+	WADDP(16, 16, 18); \
+	WADDP(17, 20, 22)
+
+// unpackScaleMinK4 of the 12 scale bytes q at R0+4: sc0-3 in V10, sc4-7 in V11, m0-3
+// in V12, m4-7 in V13 (V26 = 0x3F, V27 = shifts 0×4, -4×4, V28 = 0x0F):
+// [sc0-3, m0-3] = q0-7 & 63; [sc4-7, m4-7] = ([q8-11, q8-11] >> [0, 4]) & 15 | (q0-7 >> 6) << 4.
+#define Q4KSCALES \
+	ADD    $4, R0, R5; \
+	VLD1   (R5), [V0.B16]; \
+	WDUPS2(1, 0); \
+	WAND(2, 0, 26); \
+	WUSHL8B(1, 1, 27); \
+	WAND(1, 1, 28); \
+	WUSHR8(3, 0, 6); \
+	WSHL8(3, 3, 4); \
+	WORR(1, 1, 3); \
+	WZIP1S(4, 2, 1); \
+	WZIP2S(5, 2, 1); \
+	WUXTL8(4, 4); \
+	WUXTL8(5, 5); \
+	WUXTL16(10, 4); \
+	WUXTL16H(11, 4); \
+	WUXTL16(12, 5); \
+	WUXTL16H(13, 5)
+
+// One block of dotQ4KRepackGo: acc (F30) = fma(isum, d·d8, acc), accm (F31) =
+// fma(summs, dmin·d8, accm); R0, R1 advanced.
+#define Q4KGEMV(DOTA) \
+	Q4KSUMS(DOTA); \
+	Q4KSCALES; \
+	WMUL4(16, 16, 10); \
+	WMUL4(17, 17, 11); \
+	WADD4(16, 16, 17); \
+	VADDV  V16.S4, V16; \
+	ADD    $260, R1, R6; \
+	VLD1   (R6), [V22.H8, V23.H8]; \
+	WSADDLP(22, 22); \
+	WSADDLP(23, 23); \
+	WMUL4(22, 22, 12); \
+	WMUL4(23, 23, 13); \
+	WADD4(22, 22, 23); \
+	VADDV  V22.S4, V22; \
+	WSCVTFS(16, 16); \
+	WSCVTFS(22, 22); \
+	FMOVS  (R1), F24; \
+	HALF((R0), R5, F25); \
+	HALF(2(R0), R5, F29); \
+	FMULS  F24, F25, F25; \
+	FMULS  F24, F29, F29; \
+	FMADDS F25, F30, F16, F30; \
+	FMADDS F29, F31, F22, F31; \
+	ADD    $144, R0; \
+	ADD    $292, R1
+
+// func q4KRepackNEON(w, x *byte, nb int, out *[2]float32, sdot bool)
+// out[0], out[1] = dotQ4KRepackGo's acc and accm over nb ≥ 1 blocks.
+TEXT ·q4KRepackNEON(SB), NOSPLIT, $0-33
+	MOVD  w+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  nb+16(FP), R2
+	MOVD  out+24(FP), R3
+	MOVBU sdot+32(FP), R4
+	VMOVI $15, V28.B16
+	MOVD  $0xFCFCFCFC00000000, R9
+	VMOV  R9, V27.D[0]
+	FMOVS ZR, F30
+	FMOVS ZR, F31
+	VMOVI $63, V26.B16
+	CBZ   R4, q4kgneon
+
+q4kgsdot:
+	Q4KGEMV(DOTSA)
+	SUBS $1, R2, R2
+	BNE  q4kgsdot
+	B    q4kgdone
+
+q4kgneon:
+	Q4KGEMV(DOTNA)
+	SUBS $1, R2, R2
+	BNE  q4kgneon
+
+q4kgdone:
+	FMOVS F30, 0(R3)
+	FMOVS F31, 4(R3)
+	RET
