@@ -25,67 +25,77 @@ func q4_1LanesNEON(w, x *byte, nb int, acc *[lanes8]float32, summs *float32, sdo
 //go:noescape
 func q4_0LanesNEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot bool)
 
-// tileX4 computes the tile with x4 for the groups of four activation rows of each
-// weight row and dot for the rest, given nb blocks of wb weight and xb activation
-// bytes a row. It reports false, computing nothing, for an empty tile or one without
-// a whole block (the caller's Go code handles those).
-func tileX4(x4 func(w, x []byte, xStride, nb int, out *[4]float32), dot func(n int, w, x []byte) float32,
-	n, wb, xb int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) bool {
+// The kinds of tileX4 (not function values, which would move its output array to the
+// heap on every call).
+const (
+	x4Q4_0Repack = iota
+	x4Q8_0Lanes
+	x4Q4_0Lanes
+)
+
+// tileX4 computes the tile with the kind's x4 kernel for the groups of four activation
+// rows of each weight row and its one-row dot for the rest, given nb blocks of wb
+// weight and xb activation bytes a row. It reports false, computing nothing, for an
+// empty tile or one without a whole block (the caller's Go code handles those).
+func tileX4(kind, n, wb, xb int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) bool {
 	nb := n / QK
 	if nb <= 0 || neonTileEmpty(w, wStride, mw, nb*wb, x, xStride, mx, nb*xb, dst, dstStride) {
 		return false
 	}
 	m4 := mx - mx%4
 	var out [4]float32
+	var acc [4][lanes8]float32
 	for o := range mw {
 		wo := w[o*wStride:]
 		for i := 0; i < m4; i += 4 {
-			x4(wo, x[i*xStride:], xStride, nb, &out)
+			switch kind {
+			case x4Q4_0Repack:
+				q4_0RepackNEONx4(&wo[0], &x[i*xStride], xStride, nb, &out, hasDotProd)
+			case x4Q8_0Lanes:
+				acc = [4][lanes8]float32{}
+				q8_0LanesNEONx4(&wo[0], &x[i*xStride], xStride, nb, &acc, hasDotProd)
+			case x4Q4_0Lanes:
+				acc = [4][lanes8]float32{}
+				q4_0LanesNEONx4(&wo[0], &x[i*xStride], xStride, nb, &acc, hasDotProd)
+			}
 			for r := range 4 {
-				dst[(i+r)*dstStride+o] = out[r]
+				v := out[r]
+				if kind != x4Q4_0Repack {
+					v = hsum8(&acc[r])
+				}
+				dst[(i+r)*dstStride+o] = v
 			}
 		}
 		for i := m4; i < mx; i++ {
-			dst[i*dstStride+o] = dot(n, wo, x[i*xStride:])
+			var v float32
+			switch kind {
+			case x4Q4_0Repack:
+				v = dotQ4_0Repack(n, wo, x[i*xStride:])
+			case x4Q8_0Lanes:
+				v = dotQ8_0x86(n, wo, x[i*xStride:])
+			case x4Q4_0Lanes:
+				v = dotQ4_0x86(n, wo, x[i*xStride:])
+			}
+			dst[i*dstStride+o] = v
 		}
 	}
 	return true
 }
 
-func q4_0RepackX4(w, x []byte, xStride, nb int, out *[4]float32) {
-	q4_0RepackNEONx4(&w[0], &x[0], xStride, nb, out, hasDotProd)
-}
-
-func q8_0LanesX4(w, x []byte, xStride, nb int, out *[4]float32) {
-	var acc [4][lanes8]float32
-	q8_0LanesNEONx4(&w[0], &x[0], xStride, nb, &acc, hasDotProd)
-	for r := range 4 {
-		out[r] = hsum8(&acc[r])
-	}
-}
-
-func q4_0LanesX4(w, x []byte, xStride, nb int, out *[4]float32) {
-	var acc [4][lanes8]float32
-	q4_0LanesNEONx4(&w[0], &x[0], xStride, nb, &acc, hasDotProd)
-	for r := range 4 {
-		out[r] = hsum8(&acc[r])
-	}
-}
-
 func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if !hasNEON || !tileX4(q4_0RepackX4, dotQ4_0Repack, n, q4_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
+	if !hasNEON || !tileX4(x4Q4_0Repack, n, q4_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
 		dotQ4_0RepackTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	}
 }
 
 func dotQ8_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if !hasNEON || !tileX4(q8_0LanesX4, dotQ8_0x86, n, q8_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
+	if !hasNEON || !tileX4(x4Q8_0Lanes, n, q8_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
 		dotTileBy(dotQ8_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	}
 }
 
 func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if !hasNEON || !tileX4(q4_0LanesX4, dotQ4_0x86, n, q4_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
+	if !hasNEON || !tileX4(x4Q4_0Lanes, n, q4_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
 		dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	}
 }
