@@ -36,6 +36,9 @@ func q6KLanesNEON(w, x *byte, nb int, out *int32, off uint8, sdot bool)
 func q6KDotx86NEON(w, x *byte, nb int, acc *[lanes8]float32, sdot bool)
 
 //go:noescape
+func q6KDotx86NEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot bool)
+
+//go:noescape
 func q5KLanesNEON(w, x *byte, sc *int32, nb int, out *int32, sdot bool)
 
 //go:noescape
@@ -347,8 +350,30 @@ func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 	dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
+// dotQ6Kx86Tile is the tile form of dotQ6Kx86: each weight row against the activation
+// rows four at a time (q6KDotx86NEONx4, the weight block unpacked once for the four),
+// the rest one by one.
 func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	nb := n / QKK
+	if !hasNEON || nb <= 0 || mx < 4 || neonTileEmpty(w, wStride, mw, nb*q6KBytes, x, xStride, mx, nb*q8KBytes, dst, dstStride) {
+		dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	m4 := mx - mx%4
+	var acc [4][lanes8]float32
+	for o := range mw {
+		wo := w[o*wStride:]
+		for i := 0; i < m4; i += 4 {
+			acc = [4][lanes8]float32{}
+			q6KDotx86NEONx4(&wo[0], &x[i*xStride], xStride, nb, &acc, hasDotProd)
+			for r := range 4 {
+				dst[(i+r)*dstStride+o] = hsum8(&acc[r])
+			}
+		}
+		for i := m4; i < mx; i++ {
+			dst[i*dstStride+o] = dotQ6Kx86(n, wo, x[i*xStride:])
+		}
+	}
 }
 
 func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {

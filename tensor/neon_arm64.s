@@ -723,3 +723,104 @@ q6fneon:
 q6fdone:
 	VST1 [V30.S4, V31.S4], (R3)
 	RET
+
+// ---- Q6_K x86 lanes, one weight row against four activation rows ----
+
+// One group of 32 levels (V8, V9) against the next 32 activations of each row (R19-R22,
+// advanced): row r's lanes added to its accumulators (V16/V17, V18/V19, V27/V28,
+// V29/V30) times the group's scales Vs.S[i] (lanes 0-3) and Vs.S[j] (lanes 4-7).
+#define GROUPROW(DOT, p, lo, hi, s, i, j) \
+	VLD1.P 32(p), [V6.B16, V7.B16]; \
+	DOT(12, 8, 6); \
+	DOT(13, 9, 7); \
+	WMLAE(lo, 12, s, i); \
+	WMLAE(hi, 13, s, j)
+
+#define GROUP4(DOT, s, i, j) \
+	GROUPROW(DOT, R19, 16, 17, s, i, j); \
+	GROUPROW(DOT, R20, 18, 19, s, i, j); \
+	GROUPROW(DOT, R21, 27, 28, s, i, j); \
+	GROUPROW(DOT, R22, 29, 30, s, i, j)
+
+// Half h of the weight block (ql at R5, qh at R7, advanced) against the four rows.
+#define Q6HALF4(DOT, r, s) \
+	VLD1.P 64(R5), [V0.B16, V1.B16, V2.B16, V3.B16]; \
+	VLD1.P 32(R7), [V4.B16, V5.B16]; \
+	Q6LO(0, 1); QHSHL(4); Q6MERGE; GROUP4(DOT, r, 0, 1); \
+	Q6LO(2, 3); QHSHL(2); Q6MERGE; GROUP4(DOT, r, 2, 3); \
+	Q6HI(0, 1); QHMOV; Q6MERGE; GROUP4(DOT, s, 0, 1); \
+	Q6HI(2, 3); QHSHR(2); Q6MERGE; GROUP4(DOT, s, 2, 3)
+
+// Row r's block lanes (Vlo, Vhi) fma8'd with d8·d (d in F31, d8 at Rb) into acc[r] at
+// R3 + 32r (V8, V9 as scratch).
+#define ROWF(b, lo, hi, off) \
+	FMOVS (b), F6; \
+	FMULS F31, F6, F6; \
+	WSCVTF4(lo, lo); \
+	WSCVTF4(hi, hi); \
+	ADD   $off, R3, R9; \
+	VLD1  (R9), [V8.S4, V9.S4]; \
+	WFMLAE(8, lo, 6, 0); \
+	WFMLAE(9, hi, 6, 0); \
+	VST1  [V8.S4, V9.S4], (R9)
+
+// One Q6_K weight block (R0) against the blocks of the four rows (R10-R13), all advanced.
+#define Q6KX4BLOCK(DOT) \
+	MOVD R0, R5; \
+	ADD  $128, R0, R7; \
+	ADD  $192, R0, R8; \
+	ADD  $4, R10, R19; \
+	ADD  $4, R11, R20; \
+	ADD  $4, R12, R21; \
+	ADD  $4, R13, R22; \
+	VLD1 (R8), [V10.B16]; \
+	WSXTL8(11, 10); \
+	WSXTL8H(12, 10); \
+	WSXTL16(20, 11); \
+	WSXTL16H(21, 11); \
+	WSXTL16(22, 12); \
+	WSXTL16H(23, 12); \
+	WEOR(16, 16, 16); WEOR(17, 17, 17); WEOR(18, 18, 18); WEOR(19, 19, 19); \
+	WEOR(27, 27, 27); WEOR(28, 28, 28); WEOR(29, 29, 29); WEOR(30, 30, 30); \
+	Q6HALF4(DOT, 20, 21); \
+	Q6HALF4(DOT, 22, 23); \
+	HALF(208(R0), R9, F31); \
+	ROWF(R10, 16, 17, 0); \
+	ROWF(R11, 18, 19, 32); \
+	ROWF(R12, 27, 28, 64); \
+	ROWF(R13, 29, 30, 96); \
+	ADD $210, R0; \
+	ADD $292, R10; \
+	ADD $292, R11; \
+	ADD $292, R12; \
+	ADD $292, R13
+
+// func q6KDotx86NEONx4(w, x *byte, xstride, nb int, acc *[4][8]float32, sdot bool)
+// acc[r] = dotQ6Kx86Go's accumulator of the weight row w and the activation row r at
+// x + r·xstride, carried over nb ≥ 1 blocks.
+TEXT ·q6KDotx86NEONx4(SB), NOSPLIT, $0-41
+	MOVD  w+0(FP), R0
+	MOVD  x+8(FP), R10
+	MOVD  xstride+16(FP), R9
+	MOVD  nb+24(FP), R2
+	MOVD  acc+32(FP), R3
+	MOVBU sdot+40(FP), R4
+	ADD   R9, R10, R11
+	ADD   R9, R11, R12
+	ADD   R9, R12, R13
+	VMOVI $32, V26.B16
+	VMOVI $15, V24.B16
+	VMOVI $48, V25.B16
+	CBZ   R4, q6xneon
+
+q6xsdot:
+	Q6KX4BLOCK(DOTS)
+	SUBS $1, R2, R2
+	BNE  q6xsdot
+	RET
+
+q6xneon:
+	Q6KX4BLOCK(DOTN)
+	SUBS $1, R2, R2
+	BNE  q6xneon
+	RET

@@ -25,6 +25,7 @@ func TestNEONMultiRowTiles(t *testing.T) {
 		{Q8_0, dotQ8_0x86Tile, dotQ8_0x86Go},
 		{Q4_K, dotQ4KRepackGemmTile, dotQ4KRepackGemmGo},
 		{Q4_K, dotQ4KRepackGemvTile, dotQ4KRepackGo},
+		{Q6_K, dotQ6Kx86Tile, dotQ6Kx86Go},
 	}
 	for _, c := range tiles {
 		for _, sdot := range neonSDOTModes() {
