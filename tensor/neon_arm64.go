@@ -39,6 +39,9 @@ func q6KDotx86NEON(w, x *byte, nb int, acc *[lanes8]float32, sdot bool)
 func q6KDotx86NEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot bool)
 
 //go:noescape
+func q5KDotx86NEON(w, x *byte, nb int, acc *[lanes8]float32, summs *float32, sdot bool)
+
+//go:noescape
 func q5KLanesNEON(w, x *byte, sc *int32, nb int, out *int32, sdot bool)
 
 //go:noescape
@@ -299,21 +302,9 @@ func dotQ5Kx86(n int, w, x []byte) float32 {
 	if !hasNEON || nb <= 0 {
 		return dotQ5Kx86Go(n, w, x)
 	}
-	var s [lanes8 * kChunk]int32
-	var mins [kChunk][8]int32
 	var acc [lanes8]float32
 	var summs float32
-	for i0 := 0; i0 < nb; i0 += kChunk {
-		m := min(kChunk, nb-i0)
-		q5KChunk(w[i0*q5KBytes:], x[i0*q8KBytes:], m, &s, &mins)
-		for j := range m {
-			b := (*[q5KBytes]byte)(w[(i0+j)*q5KBytes:])
-			a := (*[q8KBytes]byte)(x[(i0+j)*q8KBytes:])
-			d8 := q8KScale(a)
-			summs = q5KSumms(a, &mins[j], float32(-d8*halfAt(b[2:])), summs)
-			fma8(&acc, float32(d8*halfAt(b[0:])), (*[lanes8]int32)(s[lanes8*j:]))
-		}
-	}
+	q5KDotx86NEON(&w[0], &x[0], nb, &acc, &summs, hasDotProd)
 	return hsum8(&acc) + summs
 }
 

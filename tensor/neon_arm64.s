@@ -824,3 +824,78 @@ q6xneon:
 	SUBS $1, R2, R2
 	BNE  q6xneon
 	RET
+
+// ---- Q5_K x86 lanes with the float part (dotQ5Kx86Go) ----
+
+// One Q5_K block (w at R0, x at R1, both advanced): summs (F29) = fma(−d8·dmin, Σ m·bsums,
+// summs), its lanes (scales unpacked here: Q4KSCALES) fma8'd with d8·d into V30, V31.
+#define Q5KFBLOCK(DOT) \
+	Q4KSCALES; \
+	WORR(20, 10, 10); \
+	WORR(21, 11, 11); \
+	ADD   $260, R1, R6; \
+	VLD1  (R6), [V22.H8, V23.H8]; \
+	WSADDLP(22, 22); \
+	WSADDLP(23, 23); \
+	WMUL4(22, 22, 12); \
+	WMUL4(23, 23, 13); \
+	WADD4(22, 22, 23); \
+	VADDV V22.S4, V22; \
+	WSCVTFS(22, 22); \
+	FMOVS (R1), F18; \
+	HALF(2(R0), R8, F19); \
+	FNMULS F19, F18, F19; \
+	FMADDS F19, F29, F22, F29; \
+	ADD  $48, R0, R5; \
+	ADD  $16, R0, R7; \
+	ADD  $4, R1, R6; \
+	VLD1 (R7), [V4.B16, V5.B16]; \
+	WEOR(16, 16, 16); \
+	WEOR(17, 17, 17); \
+	Q5PAIR(DOT, QHSHL(4), QHSHL(3), 20, 0); \
+	Q5PAIR(DOT, QHSHL(2), QHSHL(1), 20, 2); \
+	Q5PAIR(DOT, QHMOV, QHSHR(1), 21, 0); \
+	Q5PAIR(DOT, QHSHR(2), QHSHR(3), 21, 2); \
+	HALF((R0), R8, F19); \
+	FMULS F18, F19, F19; \
+	WSCVTF4(16, 16); \
+	WSCVTF4(17, 17); \
+	WFMLAE(30, 16, 19, 0); \
+	WFMLAE(31, 17, 19, 0); \
+	ADD $176, R0; \
+	ADD $292, R1
+
+// func q5KDotx86NEON(w, x *byte, nb int, acc *[8]float32, summs *float32, sdot bool)
+// dotQ5Kx86Go's accumulators acc and summs carried over nb ≥ 1 blocks.
+TEXT ·q5KDotx86NEON(SB), NOSPLIT, $0-41
+	MOVD  w+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  nb+16(FP), R2
+	MOVD  acc+24(FP), R3
+	MOVD  summs+32(FP), R10
+	MOVBU sdot+40(FP), R4
+	VLD1  (R3), [V30.S4, V31.S4]
+	FMOVS (R10), F29
+	VMOVI $15, V24.B16
+	VMOVI $16, V25.B16
+	VMOVI $63, V26.B16
+	MOVD  $0xFCFCFCFC00000000, R9
+	VMOV  R9, V27.D[0]
+	VMOVI $15, V28.B16
+	CBZ   R4, q5fneon
+
+q5fsdot:
+	Q5KFBLOCK(DOTS)
+	SUBS $1, R2, R2
+	BNE  q5fsdot
+	B    q5fdone
+
+q5fneon:
+	Q5KFBLOCK(DOTN)
+	SUBS $1, R2, R2
+	BNE  q5fneon
+
+q5fdone:
+	VST1  [V30.S4, V31.S4], (R3)
+	FMOVS F29, (R10)
+	RET
