@@ -313,7 +313,6 @@ func dotQ5Kx86(n int, w, x []byte) float32 {
 func dotF16(n int, w, x []byte) float32  { return dotF16Go(n, w, x) }
 func dotQ4_1(n int, w, x []byte) float32 { return dotQ4_1Go(n, w, x) }
 func dotQ5_0(n int, w, x []byte) float32 { return dotQ5_0Go(n, w, x) }
-func dotQ5_1(n int, w, x []byte) float32 { return dotQ5_1Go(n, w, x) }
 func dotQ2K(n int, w, x []byte) float32  { return dotQ2KGo(n, w, x) }
 func dotQ3K(n int, w, x []byte) float32  { return dotQ3KGo(n, w, x) }
 

@@ -20,6 +20,9 @@ func q4KGemmNEONx4(w, x *byte, xstride, nb int, ws *int32, wd *float32, buf *[32
 func q4KRepackNEON(w, x *byte, nb int, out *[2]float32, sdot bool)
 
 //go:noescape
+func q5_1DotNEON(w, x *byte, nb int, sumf float32, sdot bool) float32
+
+//go:noescape
 func q4_1LanesNEON(w, x *byte, nb int, acc *[lanes8]float32, summs *float32, sdot bool)
 
 //go:noescape
@@ -173,4 +176,12 @@ func dotQ4_1x86(n int, w, x []byte) float32 {
 	var summs float32
 	q4_1LanesNEON(&w[0], &x[0], nb, &acc, &summs, hasDotProd)
 	return hsum8(&acc) + summs
+}
+
+func dotQ5_1(n int, w, x []byte) float32 {
+	nb := qBlocks(n, w, x, q5_1Bytes, q8_1Bytes)
+	if !hasNEON || nb <= 0 {
+		return dotQ5_1Go(n, w, x)
+	}
+	return q5_1DotNEON(&w[0], &x[0], nb, 0, hasDotProd)
 }

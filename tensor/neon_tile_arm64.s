@@ -435,3 +435,82 @@ q4kgdone:
 	FMOVS F30, 0(R3)
 	FMOVS F31, 4(R3)
 	RET
+
+// ---- Q5_1 · Q8_1, ggml's generic order (dotQ5_1Go) ----
+
+// Q5_1 block (24 bytes) at R0 against Q8_1 block (36 bytes) at R1, both advanced: F0 =
+// dw·dx, F12 = mw·sx, V3 the levels of elements 0-15, V2 those of 16-31 (the fifth bits
+// spread as in Q5_0LOAD: V24-V27; V28 = 0x0F), V4, V5 the activation quants.
+#define Q5_1LOAD \
+	HALF((R0), R5, F0); \
+	HALF((R1), R6, F1); \
+	FMULS F1, F0, F0; \
+	HALF(2(R0), R5, F12); \
+	HALF(2(R1), R6, F13); \
+	FMULS F13, F12, F12; \
+	MOVWU 4(R0), R7; \
+	ADD   $8, R0; \
+	ADD   $4, R1; \
+	VMOV  R7, V8.S[0]; \
+	VTBL  V24.B16, [V8.B16], V9.B16; \
+	VTBL  V25.B16, [V8.B16], V10.B16; \
+	VCMTST V26.B16, V9.B16, V9.B16; \
+	VCMTST V26.B16, V10.B16, V10.B16; \
+	WAND(9, 9, 27); \
+	WAND(10, 10, 27); \
+	VLD1.P 16(R0), [V2.B16]; \
+	WAND(3, 2, 28); \
+	WUSHR8(2, 2, 4); \
+	WORR(3, 3, 9); \
+	WORR(2, 2, 10); \
+	VLD1.P 32(R1), [V4.B16, V5.B16]
+
+// sumf (F31) += float32(dd·float(Σ)) + float32(m·s).
+#define Q5_1GENERIC(DOTA) \
+	Q5_1LOAD; \
+	WEOR(6, 6, 6); \
+	DOTA(6, 3, 4); \
+	DOTA(6, 2, 5); \
+	VADDV V6.S4, V6; \
+	WSCVTFS(6, 6); \
+	FMULS F0, F6, F6; \
+	FADDS F12, F6, F6; \
+	FADDS F6, F31, F31
+
+// func q5_1DotNEON(w, x *byte, nb int, sumf float32, sdot bool) float32
+// dotQ5_1From's sum sumf carried over nb ≥ 1 blocks.
+TEXT ·q5_1DotNEON(SB), NOSPLIT, $0-36
+	MOVD  w+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  nb+16(FP), R2
+	FMOVS sumf+24(FP), F31
+	MOVBU sdot+28(FP), R4
+	MOVD  ZR, R8
+	MOVD  $0x0101010101010101, R9
+	VMOV  R8, V24.D[0]
+	VMOV  R9, V24.D[1]
+	MOVD  $0x0202020202020202, R8
+	MOVD  $0x0303030303030303, R9
+	VMOV  R8, V25.D[0]
+	VMOV  R9, V25.D[1]
+	MOVD  $0x8040201008040201, R8
+	VMOV  R8, V26.D[0]
+	VMOV  R8, V26.D[1]
+	VMOVI $16, V27.B16
+	VMOVI $15, V28.B16
+	CBZ   R4, q51neon
+
+q51sdot:
+	Q5_1GENERIC(DOTSA)
+	SUBS $1, R2, R2
+	BNE  q51sdot
+	B    q51done
+
+q51neon:
+	Q5_1GENERIC(DOTNA)
+	SUBS $1, R2, R2
+	BNE  q51neon
+
+q51done:
+	FMOVS F31, ret+32(FP)
+	RET
