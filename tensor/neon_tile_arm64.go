@@ -11,6 +11,9 @@ import "sync"
 func q4_0RepackNEONx4(w, x *byte, xstride, nb int, out *[4]float32, sdot bool)
 
 //go:noescape
+func q4_0RepackNEONw4(w *byte, wstride int, x *byte, nb int, out *[4]float32, sdot bool)
+
+//go:noescape
 func q8_0LanesNEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot bool)
 
 //go:noescape
@@ -70,6 +73,14 @@ func tileX4(kind, n, wb, xb int, w []byte, wStride, mw int, x []byte, xStride, m
 			}
 		}
 		for i := m4; i < mx; i++ {
+			if kind == x4Q4_0Repack && o%4 == 0 && o+4 <= mw { // four weight rows at a time
+				q4_0RepackNEONw4(&wo[0], wStride, &x[i*xStride], nb, &out, hasDotProd)
+				copy(dst[i*dstStride+o:i*dstStride+o+4], out[:])
+				continue
+			}
+			if kind == x4Q4_0Repack && o%4 != 0 && o-o%4+4 <= mw {
+				continue // computed with its group of four
+			}
 			var v float32
 			switch kind {
 			case x4Q4_0Repack:

@@ -514,3 +514,71 @@ q51neon:
 q51done:
 	FMOVS F31, ret+32(FP)
 	RET
+
+// ---- Q4_0 repacked, four weight rows against one activation row (decoding) ----
+
+// Weight row at Rw (advanced) against the activation block loaded by the caller (F8 =
+// dx, V4, V5): acc = fma(float(Σ), dw·dx, acc).
+#define REPACKW(DOTA, w, acc) \
+	HALF((w), R5, F0); \
+	FMULS F8, F0, F0; \
+	ADD   $2, w; \
+	VLD1.P 16(w), [V2.B16]; \
+	WAND(3, 2, 28); \
+	WUSHR8(2, 2, 4); \
+	WSUB8(3, 3, 29); \
+	WSUB8(2, 2, 29); \
+	WEOR(6, 6, 6); \
+	DOTA(6, 3, 4); \
+	DOTA(6, 2, 5); \
+	VADDV V6.S4, V6; \
+	WSCVTFS(6, 6); \
+	FMADDS F0, acc, F6, acc
+
+#define REPACKW4(DOTA) \
+	HALF((R1), R6, F8); \
+	ADD   $2, R1; \
+	VLD1.P 32(R1), [V4.B16, V5.B16]; \
+	REPACKW(DOTA, R10, F20); \
+	REPACKW(DOTA, R11, F21); \
+	REPACKW(DOTA, R12, F22); \
+	REPACKW(DOTA, R13, F23)
+
+// func q4_0RepackNEONw4(w *byte, wstride int, x *byte, nb int, out *[4]float32, sdot bool)
+// out[r] = dotQ4_0RepackGo of the weight row r < 4 at w + r·wstride and the activation
+// row x, over nb ≥ 1 blocks.
+TEXT ·q4_0RepackNEONw4(SB), NOSPLIT, $0-41
+	MOVD  w+0(FP), R10
+	MOVD  wstride+8(FP), R7
+	MOVD  x+16(FP), R1
+	MOVD  nb+24(FP), R2
+	MOVD  out+32(FP), R3
+	MOVBU sdot+40(FP), R4
+	ADD   R7, R10, R11
+	ADD   R7, R11, R12
+	ADD   R7, R12, R13
+	VMOVI $15, V28.B16
+	VMOVI $8, V29.B16
+	FMOVS ZR, F20
+	FMOVS ZR, F21
+	FMOVS ZR, F22
+	FMOVS ZR, F23
+	CBZ   R4, q4rwneon
+
+q4rwsdot:
+	REPACKW4(DOTSA)
+	SUBS $1, R2, R2
+	BNE  q4rwsdot
+	B    q4rwdone
+
+q4rwneon:
+	REPACKW4(DOTNA)
+	SUBS $1, R2, R2
+	BNE  q4rwneon
+
+q4rwdone:
+	FMOVS F20, 0(R3)
+	FMOVS F21, 4(R3)
+	FMOVS F22, 8(R3)
+	FMOVS F23, 12(R3)
+	RET

@@ -29,7 +29,7 @@ func TestNEONMultiRowTiles(t *testing.T) {
 	}
 	for _, c := range tiles {
 		for _, sdot := range neonSDOTModes() {
-			for _, shape := range [][3]int{{1, 3, 1}, {2, 2, 4}, {3, 5, 7}, {kChunk + 3, 2, 9}, {2, 4, 8}} {
+			for _, shape := range [][3]int{{1, 3, 1}, {2, 2, 4}, {3, 5, 7}, {kChunk + 3, 2, 9}, {2, 4, 8}, {4, 8, 1}, {2, 9, 2}} {
 				nb, mw, mx := shape[0], shape[1], shape[2]
 				t.Run(fmt.Sprintf("%v/sdot=%v/%dx%dx%d", c.typ, sdot, nb, mw, mx), func(t *testing.T) {
 					n := nb * c.typ.BlockSize()
