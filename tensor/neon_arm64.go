@@ -33,6 +33,15 @@ func q4KSumsNEON(w, x *byte, nb int, out *int32, sdot bool)
 func q6KLanesNEON(w, x *byte, nb int, out *int32, off uint8, sdot bool)
 
 //go:noescape
+func q6KDotx86NEON(w, x *byte, nb int, acc *[lanes8]float32, sdot bool)
+
+//go:noescape
+func q6KDotx86NEONx4(w, x *byte, xstride, nb int, acc *[4][lanes8]float32, sdot bool)
+
+//go:noescape
+func q5KDotx86NEON(w, x *byte, nb int, acc *[lanes8]float32, summs *float32, sdot bool)
+
+//go:noescape
 func q5KLanesNEON(w, x *byte, sc *int32, nb int, out *int32, sdot bool)
 
 //go:noescape
@@ -186,21 +195,9 @@ func dotQ4KRepack(n int, w, x []byte) float32 {
 	if !hasNEON || nb <= 0 {
 		return dotQ4KRepackGo(n, w, x)
 	}
-	var s [8 * kChunk]int32
-	var acc, accm float32
-	for i0 := 0; i0 < nb; i0 += kChunk {
-		m := min(kChunk, nb-i0)
-		q4KChunk(w[i0*q4KBytes:], x[i0*q8KBytes:], m, &s)
-		for j := range m {
-			b := (*[q4KBytes]byte)(w[(i0+j)*q4KBytes:])
-			a := (*[q8KBytes]byte)(x[(i0+j)*q8KBytes:])
-			isum, summs := q4KIntsFrom(b, a, s[8*j:])
-			d8 := q8KScale(a)
-			acc = fmaf(float32(isum), float32(halfAt(b[0:])*d8), acc)
-			accm = fmaf(float32(summs), float32(halfAt(b[2:])*d8), accm)
-		}
-	}
-	return acc - accm
+	var out [2]float32
+	q4KRepackNEON(&w[0], &x[0], nb, &out, hasDotProd)
+	return out[0] - out[1]
 }
 
 func dotQ4KRepackGemm(n int, w, x []byte) float32 {
@@ -257,17 +254,8 @@ func dotQ6Kx86(n int, w, x []byte) float32 {
 	if !hasNEON || nb <= 0 {
 		return dotQ6Kx86Go(n, w, x)
 	}
-	var s [lanes8 * kChunk]int32
 	var acc [lanes8]float32
-	for i0 := 0; i0 < nb; i0 += kChunk {
-		m := min(kChunk, nb-i0)
-		q6KLanesNEON(&w[i0*q6KBytes], &x[i0*q8KBytes], m, &s[0], 32, hasDotProd)
-		for j := range m {
-			b := (*[q6KBytes]byte)(w[(i0+j)*q6KBytes:])
-			a := (*[q8KBytes]byte)(x[(i0+j)*q8KBytes:])
-			fma8(&acc, float32(q8KScale(a)*halfAt(b[q6KD:])), (*[lanes8]int32)(s[lanes8*j:]))
-		}
-	}
+	q6KDotx86NEON(&w[0], &x[0], nb, &acc, hasDotProd)
 	return hsum8(&acc)
 }
 
@@ -314,36 +302,19 @@ func dotQ5Kx86(n int, w, x []byte) float32 {
 	if !hasNEON || nb <= 0 {
 		return dotQ5Kx86Go(n, w, x)
 	}
-	var s [lanes8 * kChunk]int32
-	var mins [kChunk][8]int32
 	var acc [lanes8]float32
 	var summs float32
-	for i0 := 0; i0 < nb; i0 += kChunk {
-		m := min(kChunk, nb-i0)
-		q5KChunk(w[i0*q5KBytes:], x[i0*q8KBytes:], m, &s, &mins)
-		for j := range m {
-			b := (*[q5KBytes]byte)(w[(i0+j)*q5KBytes:])
-			a := (*[q8KBytes]byte)(x[(i0+j)*q8KBytes:])
-			d8 := q8KScale(a)
-			summs = q5KSumms(a, &mins[j], float32(-d8*halfAt(b[2:])), summs)
-			fma8(&acc, float32(d8*halfAt(b[0:])), (*[lanes8]int32)(s[lanes8*j:]))
-		}
-	}
+	q5KDotx86NEON(&w[0], &x[0], nb, &acc, &summs, hasDotProd)
 	return hsum8(&acc) + summs
 }
 
 // The dots without NEON kernels: the Go code.
 
-func dotF32(n int, w, x []byte) float32     { return dotF32Go(n, w, x) }
-func dotF16(n int, w, x []byte) float32     { return dotF16Go(n, w, x) }
-func dotBF16(n int, w, x []byte) float32    { return dotBF16Go(n, w, x) }
-func dotBF16F32(n int, w, x []byte) float32 { return dotBF16F32Go(n, w, x) }
-func dotQ4_1(n int, w, x []byte) float32    { return dotQ4_1Go(n, w, x) }
-func dotQ5_0(n int, w, x []byte) float32    { return dotQ5_0Go(n, w, x) }
-func dotQ5_1(n int, w, x []byte) float32    { return dotQ5_1Go(n, w, x) }
-func dotQ2K(n int, w, x []byte) float32     { return dotQ2KGo(n, w, x) }
-func dotQ3K(n int, w, x []byte) float32     { return dotQ3KGo(n, w, x) }
-func dotQ4_1x86(n int, w, x []byte) float32 { return dotQ4_1x86Go(n, w, x) }
+func dotF16(n int, w, x []byte) float32  { return dotF16Go(n, w, x) }
+func dotQ4_1(n int, w, x []byte) float32 { return dotQ4_1Go(n, w, x) }
+func dotQ5_0(n int, w, x []byte) float32 { return dotQ5_0Go(n, w, x) }
+func dotQ2K(n int, w, x []byte) float32  { return dotQ2KGo(n, w, x) }
+func dotQ3K(n int, w, x []byte) float32  { return dotQ3KGo(n, w, x) }
 
 func quantizeQ8_1x86(dst []byte, src []float32) { quantizeQ8_1x86Go(dst, src) }
 
@@ -353,20 +324,8 @@ func dotQ4_0Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, ds
 	dotTileBy(dotQ4_0, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
-func dotQ8_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ8_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
 func dotQ5_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotTileBy(dotQ5_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
-func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if !hasNEON { // the Go tile: the same bits, several rows a pass
-		dotQ4KRepackGemmTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-		return
-	}
-	dotTileBy(dotQ4KRepackGemm, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
@@ -377,24 +336,34 @@ func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 	dotTileBy(dotQ4KRepack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
-func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if !hasNEON {
-		dotQ4_0RepackTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-		return
-	}
-	dotTileBy(dotQ4_0Repack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
 func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
+// dotQ6Kx86Tile is the tile form of dotQ6Kx86: each weight row against the activation
+// rows four at a time (q6KDotx86NEONx4, the weight block unpacked once for the four),
+// the rest one by one.
 func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
-func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	nb := n / QKK
+	if !hasNEON || nb <= 0 || mx < 4 || neonTileEmpty(w, wStride, mw, nb*q6KBytes, x, xStride, mx, nb*q8KBytes, dst, dstStride) {
+		dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	m4 := mx - mx%4
+	var acc [4][lanes8]float32
+	for o := range mw {
+		wo := w[o*wStride:]
+		for i := 0; i < m4; i += 4 {
+			acc = [4][lanes8]float32{}
+			q6KDotx86NEONx4(&wo[0], &x[i*xStride], xStride, nb, &acc, hasDotProd)
+			for r := range 4 {
+				dst[(i+r)*dstStride+o] = hsum8(&acc[r])
+			}
+		}
+		for i := m4; i < mx; i++ {
+			dst[i*dstStride+o] = dotQ6Kx86(n, wo, x[i*xStride:])
+		}
+	}
 }
 
 func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {

@@ -289,21 +289,6 @@ q8gdone:
 
 // ---- k-quants · Q8_K: integer sums per block, the float part in Go ----
 
-// One pair c of Q4_K sub-blocks: the 32 quant bytes at R5 (advanced), the 64
-// activations at R6 (advanced); Va += Σ low nibbles·q8, Vb += Σ high nibbles·q8
-// (V28 = 0x0F).
-#define Q4KPAIR(DOTA, a, b) \
-	VLD1.P 32(R5), [V0.B16, V1.B16]; \
-	VLD1.P 64(R6), [V2.B16, V3.B16, V4.B16, V5.B16]; \
-	WAND(6, 0, 28); \
-	WAND(7, 1, 28); \
-	WUSHR8(8, 0, 4); \
-	WUSHR8(9, 1, 4); \
-	DOTA(a, 6, 2); \
-	DOTA(a, 7, 3); \
-	DOTA(b, 8, 4); \
-	DOTA(b, 9, 5)
-
 // The eight sub-block sums of one Q4_K block (w at R0, x at R1) stored at R3 (advanced).
 #define Q4KBLOCK(DOTA) \
 	ADD $16, R0, R5; \
@@ -680,4 +665,237 @@ q8kmx:
 
 q8kfail:
 	MOVB ZR, ret+16(FP)
+	RET
+
+// One Q6_K block (w at R0, x at R1) of dotQ6Kx86Go: its eight x86 lanes (Q6KBLOCK's,
+// levels minus 32) fused-multiply-added into V30, V31 with d8·d (fma8).
+#define Q6KFBLOCK(DOT) \
+	MOVD R0, R5; \
+	ADD  $128, R0, R7; \
+	ADD  $192, R0, R8; \
+	ADD  $4, R1, R6; \
+	VLD1 (R8), [V10.B16]; \
+	WSXTL8(11, 10); \
+	WSXTL8H(12, 10); \
+	WSXTL16(20, 11); \
+	WSXTL16H(21, 11); \
+	WSXTL16(22, 12); \
+	WSXTL16H(23, 12); \
+	WEOR(16, 16, 16); \
+	WEOR(17, 17, 17); \
+	Q6HALF(DOT, 20, 21); \
+	Q6HALF(DOT, 22, 23); \
+	HALF(208(R0), R9, F27); \
+	FMOVS (R1), F28; \
+	FMULS F27, F28, F28; \
+	WSCVTF4(16, 16); \
+	WSCVTF4(17, 17); \
+	WFMLAE(30, 16, 28, 0); \
+	WFMLAE(31, 17, 28, 0); \
+	ADD $210, R0; \
+	ADD $292, R1
+
+// func q6KDotx86NEON(w, x *byte, nb int, acc *[8]float32, sdot bool)
+// dotQ6Kx86Go's accumulator acc carried over nb ≥ 1 blocks.
+TEXT ·q6KDotx86NEON(SB), NOSPLIT, $0-33
+	MOVD  w+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  nb+16(FP), R2
+	MOVD  acc+24(FP), R3
+	MOVBU sdot+32(FP), R4
+	VLD1  (R3), [V30.S4, V31.S4]
+	VMOVI $32, V26.B16
+	VMOVI $15, V24.B16
+	VMOVI $48, V25.B16
+	CBZ   R4, q6fneon
+
+q6fsdot:
+	Q6KFBLOCK(DOTS)
+	SUBS $1, R2, R2
+	BNE  q6fsdot
+	B    q6fdone
+
+q6fneon:
+	Q6KFBLOCK(DOTN)
+	SUBS $1, R2, R2
+	BNE  q6fneon
+
+q6fdone:
+	VST1 [V30.S4, V31.S4], (R3)
+	RET
+
+// ---- Q6_K x86 lanes, one weight row against four activation rows ----
+
+// One group of 32 levels (V8, V9) against the next 32 activations of each row (R19-R22,
+// advanced): row r's lanes added to its accumulators (V16/V17, V18/V19, V27/V28,
+// V29/V30) times the group's scales Vs.S[i] (lanes 0-3) and Vs.S[j] (lanes 4-7).
+#define GROUPROW(DOT, p, lo, hi, s, i, j) \
+	VLD1.P 32(p), [V6.B16, V7.B16]; \
+	DOT(12, 8, 6); \
+	DOT(13, 9, 7); \
+	WMLAE(lo, 12, s, i); \
+	WMLAE(hi, 13, s, j)
+
+#define GROUP4(DOT, s, i, j) \
+	GROUPROW(DOT, R19, 16, 17, s, i, j); \
+	GROUPROW(DOT, R20, 18, 19, s, i, j); \
+	GROUPROW(DOT, R21, 27, 28, s, i, j); \
+	GROUPROW(DOT, R22, 29, 30, s, i, j)
+
+// Half h of the weight block (ql at R5, qh at R7, advanced) against the four rows.
+#define Q6HALF4(DOT, r, s) \
+	VLD1.P 64(R5), [V0.B16, V1.B16, V2.B16, V3.B16]; \
+	VLD1.P 32(R7), [V4.B16, V5.B16]; \
+	Q6LO(0, 1); QHSHL(4); Q6MERGE; GROUP4(DOT, r, 0, 1); \
+	Q6LO(2, 3); QHSHL(2); Q6MERGE; GROUP4(DOT, r, 2, 3); \
+	Q6HI(0, 1); QHMOV; Q6MERGE; GROUP4(DOT, s, 0, 1); \
+	Q6HI(2, 3); QHSHR(2); Q6MERGE; GROUP4(DOT, s, 2, 3)
+
+// Row r's block lanes (Vlo, Vhi) fma8'd with d8·d (d in F31, d8 at Rb) into acc[r] at
+// R3 + 32r (V8, V9 as scratch).
+#define ROWF(b, lo, hi, off) \
+	FMOVS (b), F6; \
+	FMULS F31, F6, F6; \
+	WSCVTF4(lo, lo); \
+	WSCVTF4(hi, hi); \
+	ADD   $off, R3, R9; \
+	VLD1  (R9), [V8.S4, V9.S4]; \
+	WFMLAE(8, lo, 6, 0); \
+	WFMLAE(9, hi, 6, 0); \
+	VST1  [V8.S4, V9.S4], (R9)
+
+// One Q6_K weight block (R0) against the blocks of the four rows (R10-R13), all advanced.
+#define Q6KX4BLOCK(DOT) \
+	MOVD R0, R5; \
+	ADD  $128, R0, R7; \
+	ADD  $192, R0, R8; \
+	ADD  $4, R10, R19; \
+	ADD  $4, R11, R20; \
+	ADD  $4, R12, R21; \
+	ADD  $4, R13, R22; \
+	VLD1 (R8), [V10.B16]; \
+	WSXTL8(11, 10); \
+	WSXTL8H(12, 10); \
+	WSXTL16(20, 11); \
+	WSXTL16H(21, 11); \
+	WSXTL16(22, 12); \
+	WSXTL16H(23, 12); \
+	WEOR(16, 16, 16); WEOR(17, 17, 17); WEOR(18, 18, 18); WEOR(19, 19, 19); \
+	WEOR(27, 27, 27); WEOR(28, 28, 28); WEOR(29, 29, 29); WEOR(30, 30, 30); \
+	Q6HALF4(DOT, 20, 21); \
+	Q6HALF4(DOT, 22, 23); \
+	HALF(208(R0), R9, F31); \
+	ROWF(R10, 16, 17, 0); \
+	ROWF(R11, 18, 19, 32); \
+	ROWF(R12, 27, 28, 64); \
+	ROWF(R13, 29, 30, 96); \
+	ADD $210, R0; \
+	ADD $292, R10; \
+	ADD $292, R11; \
+	ADD $292, R12; \
+	ADD $292, R13
+
+// func q6KDotx86NEONx4(w, x *byte, xstride, nb int, acc *[4][8]float32, sdot bool)
+// acc[r] = dotQ6Kx86Go's accumulator of the weight row w and the activation row r at
+// x + r·xstride, carried over nb ≥ 1 blocks.
+TEXT ·q6KDotx86NEONx4(SB), NOSPLIT, $0-41
+	MOVD  w+0(FP), R0
+	MOVD  x+8(FP), R10
+	MOVD  xstride+16(FP), R9
+	MOVD  nb+24(FP), R2
+	MOVD  acc+32(FP), R3
+	MOVBU sdot+40(FP), R4
+	ADD   R9, R10, R11
+	ADD   R9, R11, R12
+	ADD   R9, R12, R13
+	VMOVI $32, V26.B16
+	VMOVI $15, V24.B16
+	VMOVI $48, V25.B16
+	CBZ   R4, q6xneon
+
+q6xsdot:
+	Q6KX4BLOCK(DOTS)
+	SUBS $1, R2, R2
+	BNE  q6xsdot
+	RET
+
+q6xneon:
+	Q6KX4BLOCK(DOTN)
+	SUBS $1, R2, R2
+	BNE  q6xneon
+	RET
+
+// ---- Q5_K x86 lanes with the float part (dotQ5Kx86Go) ----
+
+// One Q5_K block (w at R0, x at R1, both advanced): summs (F29) = fma(−d8·dmin, Σ m·bsums,
+// summs), its lanes (scales unpacked here: Q4KSCALES) fma8'd with d8·d into V30, V31.
+#define Q5KFBLOCK(DOT) \
+	Q4KSCALES; \
+	WORR(20, 10, 10); \
+	WORR(21, 11, 11); \
+	ADD   $260, R1, R6; \
+	VLD1  (R6), [V22.H8, V23.H8]; \
+	WSADDLP(22, 22); \
+	WSADDLP(23, 23); \
+	WMUL4(22, 22, 12); \
+	WMUL4(23, 23, 13); \
+	WADD4(22, 22, 23); \
+	VADDV V22.S4, V22; \
+	WSCVTFS(22, 22); \
+	FMOVS (R1), F18; \
+	HALF(2(R0), R8, F19); \
+	FNMULS F19, F18, F19; \
+	FMADDS F19, F29, F22, F29; \
+	ADD  $48, R0, R5; \
+	ADD  $16, R0, R7; \
+	ADD  $4, R1, R6; \
+	VLD1 (R7), [V4.B16, V5.B16]; \
+	WEOR(16, 16, 16); \
+	WEOR(17, 17, 17); \
+	Q5PAIR(DOT, QHSHL(4), QHSHL(3), 20, 0); \
+	Q5PAIR(DOT, QHSHL(2), QHSHL(1), 20, 2); \
+	Q5PAIR(DOT, QHMOV, QHSHR(1), 21, 0); \
+	Q5PAIR(DOT, QHSHR(2), QHSHR(3), 21, 2); \
+	HALF((R0), R8, F19); \
+	FMULS F18, F19, F19; \
+	WSCVTF4(16, 16); \
+	WSCVTF4(17, 17); \
+	WFMLAE(30, 16, 19, 0); \
+	WFMLAE(31, 17, 19, 0); \
+	ADD $176, R0; \
+	ADD $292, R1
+
+// func q5KDotx86NEON(w, x *byte, nb int, acc *[8]float32, summs *float32, sdot bool)
+// dotQ5Kx86Go's accumulators acc and summs carried over nb ≥ 1 blocks.
+TEXT ·q5KDotx86NEON(SB), NOSPLIT, $0-41
+	MOVD  w+0(FP), R0
+	MOVD  x+8(FP), R1
+	MOVD  nb+16(FP), R2
+	MOVD  acc+24(FP), R3
+	MOVD  summs+32(FP), R10
+	MOVBU sdot+40(FP), R4
+	VLD1  (R3), [V30.S4, V31.S4]
+	FMOVS (R10), F29
+	VMOVI $15, V24.B16
+	VMOVI $16, V25.B16
+	VMOVI $63, V26.B16
+	MOVD  $0xFCFCFCFC00000000, R9
+	VMOV  R9, V27.D[0]
+	VMOVI $15, V28.B16
+	CBZ   R4, q5fneon
+
+q5fsdot:
+	Q5KFBLOCK(DOTS)
+	SUBS $1, R2, R2
+	BNE  q5fsdot
+	B    q5fdone
+
+q5fneon:
+	Q5KFBLOCK(DOTN)
+	SUBS $1, R2, R2
+	BNE  q5fneon
+
+q5fdone:
+	VST1  [V30.S4, V31.S4], (R3)
+	FMOVS F29, (R10)
 	RET

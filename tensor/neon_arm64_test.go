@@ -57,6 +57,8 @@ var neonDots = []struct {
 	{"Q8_0 x86", Q8_0, dotQ8_0x86, dotQ8_0x86Go},
 	{"Q4_0 x86", Q4_0, dotQ4_0x86, dotQ4_0x86Go},
 	{"Q5_0 x86", Q5_0, dotQ5_0x86, dotQ5_0x86Go},
+	{"Q4_1 x86", Q4_1, dotQ4_1x86, dotQ4_1x86Go},
+	{"Q5_1", Q5_1, dotQ5_1, dotQ5_1Go},
 	{"Q4_0 repack", Q4_0, dotQ4_0Repack, dotQ4_0RepackGo},
 	{"Q4_K", Q4_K, dotQ4K, dotQ4KGo},
 	{"Q4_K gemv", Q4_K, dotQ4KRepack, dotQ4KRepackGo},

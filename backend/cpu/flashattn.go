@@ -104,6 +104,9 @@ func chunkScores(s []float32, k, q16 []uint16, qf []float32, h kvHead) {
 		clear(s)
 		return
 	}
+	if useNEON && chunkScoresNEON(s, k, qf, h) {
+		return
+	}
 	if useAVX2 {
 		_ = k[(len(s)-1)*h.cols+h.off+hd-1]
 		vecDotF16F32RowsAVX2(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
@@ -195,6 +198,9 @@ func scoreF16Go(k []uint16, qf []float32) float64 {
 // madRowF16 is ggml_vec_mad_f16's scalar loop as the reference compiled it: acc += v·s
 // as one FMA in float32 (the product not rounded), the result rounded to F16.
 func madRowF16(acc, v []uint16, s float32) {
+	if useNEON && madRowF16NEON(acc, v, s) {
+		return
+	}
 	if (hasAVX512 || useAVX2) && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
 		madF16(&acc[0], &v[0], s, len(acc)) // FMA and F16C only
 		return
@@ -255,6 +261,9 @@ func fmaF32Odd(a, b, c float32) float32 {
 
 // scaleRowF16 is ggml_vec_scale_f16's scalar loop: acc *= s, rounded to F16.
 func scaleRowF16(acc []uint16, s float32) {
+	if useNEON && scaleRowF16NEON(acc, s) {
+		return
+	}
 	if (hasAVX512 || useAVX2) && len(acc)%8 == 0 && len(acc) > 0 {
 		scaleF16(&acc[0], s, len(acc)) // AVX and F16C only
 		return
@@ -310,6 +319,9 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 // tileScores sets s[j] to the score of key t0+j in attendTiled: one fma32 chain over
 // the head's elements, times scale; eight keys at a time in assembly where there is one.
 func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
+	if useNEON && tileScoresNEON(s, q, k, t0, h, scale) {
+		return
+	}
 	hd := len(q)
 	j := 0
 	if (hasAVX512 || useAVX2) && hd%8 == 0 && hd > 0 && len(s) >= 8 {
@@ -353,6 +365,9 @@ func tileScoresGo(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 
 // accRowF16 is acc[d] = fma32(p, v[d], acc[d]) over a row of F16 values.
 func accRowF16(acc []float32, v []uint16, p float32) {
+	if useNEON && accRowF16NEON(acc, v, p) {
+		return
+	}
 	if len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
 		switch {
 		case useAVX2:
