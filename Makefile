@@ -49,6 +49,11 @@ test-levels:
 # the whole tensor suite a second time under emulation would double make test's time).
 # The portable level is the same Go code as on amd64 (test-levels); -tags infer_neon
 # caps an arm64 machine with SDOT at neon.
+#
+# ARM64_CONFORMANCE is the part of the model conformance tests run under qemu (30 s; the
+# whole $(CONFORMANCE) list takes 4 minutes a level there): llama.cpp's logits and greedy
+# text, which catch a Go expression that the arm64 compiler fuses into an FMA.
+ARM64_CONFORMANCE := TestLogitsMatchLlamaCpp|TestGreedyMatchesLlamaCpp
 test-arm64:
 	CGO_ENABLED=0 $(GO) build ./... && CGO_ENABLED=0 $(GO) vet ./...
 	GOARCH=arm64 $(GO) vet ./...
@@ -59,7 +64,9 @@ test-arm64:
 		GOARCH=arm64 $(GO) test -timeout 20m -exec '$(QEMU_ARM64) -cpu max' $(LEVEL_PKGS) && \
 		echo "GOARCH=arm64 $(GO) test -exec '$(QEMU_ARM64) -cpu cortex-a53' -run 'NEON' ./tensor; ... ./backend/cpu" && \
 		GOARCH=arm64 $(GO) test -timeout 20m -exec '$(QEMU_ARM64) -cpu cortex-a53' -run 'NEON' ./tensor && \
-		GOARCH=arm64 $(GO) test -timeout 20m -exec '$(QEMU_ARM64) -cpu cortex-a53' ./backend/cpu; \
+		GOARCH=arm64 $(GO) test -timeout 20m -exec '$(QEMU_ARM64) -cpu cortex-a53' ./backend/cpu && \
+		echo "GOARCH=arm64 $(GO) test -exec '$(QEMU_ARM64) -cpu max' -run '$(ARM64_CONFORMANCE)' ./model" && \
+		GOARCH=arm64 $(GO) test -timeout 20m -exec '$(QEMU_ARM64) -cpu max' -run '$(ARM64_CONFORMANCE)' ./model; \
 	else \
 		echo "test-arm64: $(QEMU_ARM64) not installed (make qemu-deps): arm64 tests skipped"; \
 	fi

@@ -23,7 +23,7 @@ func dequantizeQ2K(dst []float32, src []byte) {
 		d, dmin := halfAt(b[q2KD:]), halfAt(b[q2KD+2:])
 		for is := range QKK / 16 {
 			sc := b[is]
-			dl, ml := d*float32(sc&0xF), dmin*float32(sc>>4)
+			dl, ml := d*float32(sc&0xF), float32(dmin*float32(sc>>4)) // rounded: not fused below (arm64)
 			// sub-block is covers elements 16is..16is+15: half is/8, bit pair (is/2)%4,
 			// bytes 16(is%2)..+15 of that half.
 			q := b[q2KQs+32*(is/8)+16*(is%2):][:16]
@@ -92,7 +92,7 @@ func quantizeBlockQ2K(y *[q2KBytes]byte, x *[QKK]float32) {
 		if dj == 0 {
 			continue
 		}
-		dm := dmin * float32(sc[j]>>4)
+		dm := float32(dmin * float32(sc[j]>>4)) // rounded: not fused below (arm64)
 		for ii := range 16 {
 			L[16*j+ii] = uint8(kClamp(kNearestInt((x[16*j+ii]+dm)/dj), 0, 3))
 		}

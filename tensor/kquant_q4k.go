@@ -26,8 +26,8 @@ func dequantizeQ4K(dst []float32, src []byte) {
 		for c := range 4 {
 			sc1, m1 := scaleMinK4(2*c, b[q4KScales:q4KQs])
 			sc2, m2 := scaleMinK4(2*c+1, b[q4KScales:q4KQs])
-			d1, dm1 := d*float32(sc1), dmin*float32(m1)
-			d2, dm2 := d*float32(sc2), dmin*float32(m2)
+			d1, dm1 := d*float32(sc1), float32(dmin*float32(m1)) // rounded: not fused below (arm64)
+			d2, dm2 := d*float32(sc2), float32(dmin*float32(m2))
 			q := (*[32]byte)(b[q4KQs+32*c:])
 			for l, v := range q {
 				y[64*c+l] = float32(d1*float32(v&0xF)) - dm1
@@ -104,7 +104,7 @@ func scaleMinQuantize(p qkx2Params, head []byte, x *[QKK]float32, L *[QKK]uint8)
 		if dj == 0 {
 			continue
 		}
-		dm := dmin * float32(m)
+		dm := float32(dmin * float32(m)) // rounded: not fused below (arm64)
 		for ii := range 32 {
 			L[32*j+ii] = uint8(kClamp(kNearestInt((x[32*j+ii]+dm)/dj), 0, p.nmax))
 		}

@@ -24,8 +24,8 @@ func dequantizeQ5K(dst []float32, src []byte) {
 		for c := range 4 {
 			sc1, m1 := scaleMinK4(2*c, b[q5KScales:q5KQh])
 			sc2, m2 := scaleMinK4(2*c+1, b[q5KScales:q5KQh])
-			d1, dm1 := d*float32(sc1), dmin*float32(m1)
-			d2, dm2 := d*float32(sc2), dmin*float32(m2)
+			d1, dm1 := d*float32(sc1), float32(dmin*float32(m1)) // rounded: not fused below (arm64)
+			d2, dm2 := d*float32(sc2), float32(dmin*float32(m2))
 			q := (*[32]byte)(b[q5KQs+32*c:])
 			for l, v := range q {
 				h := qh[l] >> uint(2*c)

@@ -74,7 +74,7 @@ func chunkWeights(q []float32, k []uint16, h kvHead, scale float32, sc *attentio
 	chunkScores(s, k, q16, qf, h)
 	m := float32(math.Inf(-1))
 	for j, x := range s {
-		x *= scale
+		x = float32(x * scale) // rounded: Go fuses it into m-x / x-m on arm64 otherwise
 		if raised[j] = x > m; raised[j] {
 			s[j], m = m-x, x
 		} else {

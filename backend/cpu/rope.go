@@ -67,8 +67,9 @@ func rotate(x, cache []float32, neox bool) {
 			a, b = i, i+half
 		}
 		x0, x1 := x[a], x[b]
-		x[a] = x0*c - x1*s
-		x[b] = x0*s + x1*c
+		// Each product rounded, as on amd64 (Go fuses a*b - c*d on arm64 otherwise).
+		x[a] = float32(x0*c) - float32(x1*s)
+		x[b] = float32(x0*s) + float32(x1*c)
 	}
 }
 
