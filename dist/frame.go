@@ -84,7 +84,11 @@ func (l *frameLimits) check(kind byte, n uint64) error {
 		return &frameError{fmt.Sprintf("unexpected frame %s (kind %d, %d bytes): not an infer peer, or another version of the protocol", l.when, kind, n)}
 	}
 	if n > uint64(l.max[kind]) {
-		return &frameError{fmt.Sprintf("%s frame of %d bytes %s, over its limit of %d bytes", article(frameNames[kind]), n, l.when, l.max[kind])}
+		msg := fmt.Sprintf("%s frame of %d bytes %s, over its limit of %d bytes", article(frameNames[kind]), n, l.when, l.max[kind])
+		if kind == frameResult {
+			msg += " (Config.MaxResult: model.RankResultBytes gives a model's, 4 bytes x vocabulary x batch)"
+		}
+		return &frameError{msg}
 	}
 	return nil
 }

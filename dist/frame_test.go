@@ -75,7 +75,7 @@ func TestWriteFrameLimits(t *testing.T) {
 		wantErr string
 	}{
 		{frameResult, 100, ""},
-		{frameResult, 101, "a result frame of 101 bytes to send, over its limit of 100"},
+		{frameResult, 101, "a result frame of 101 bytes to send, over its limit of 100 bytes (Config.MaxResult: model.RankResultBytes"},
 		{frameCommand, maxCommand + 1, "a command frame of 65537 bytes"},
 		{frameHeartbeat, 1, "a heartbeat frame of 1 bytes"},
 		{0, 0, "unexpected frame to send (kind 0"},
