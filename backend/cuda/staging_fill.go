@@ -58,33 +58,36 @@ func fillPieces(pieces [][]byte, src payload, from int) (int, error) {
 		total += len(p)
 	}
 	total = min(total, src.size()-from)
-	if len(pieces) < 2 || total < fillMinBytes {
-		off := 0
-		for _, p := range pieces {
-			p = p[:min(len(p), total-off)]
-			if err := src.readAt(p, from+off); err != nil {
-				return 0, err
-			}
-			off += len(p)
-		}
-		return off, nil
+	// The pieces the payload reaches, cut to what is left, and where each reads from.
+	type part struct {
+		p  []byte
+		at int
 	}
-	var wg sync.WaitGroup
-	errs := make([]error, len(pieces))
-	off := 0
-	for i, p := range pieces {
-		if off >= total {
-			break
-		}
-		p, at := p[:min(len(p), total-off)], from+off
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = src.readAt(p, at)
-		}()
+	parts := make([]part, 0, len(pieces))
+	for off := 0; off < total && len(parts) < len(pieces); {
+		p := pieces[len(parts)]
+		p = p[:min(len(p), total-off)]
+		parts = append(parts, part{p, from + off})
 		off += len(p)
 	}
-	wg.Wait()
+	errs := make([]error, len(parts))
+	fill := func(i int) { errs[i] = src.readAt(parts[i].p, parts[i].at) }
+	if len(parts) < 2 || total < fillMinBytes {
+		for i := range parts {
+			fill(i)
+		}
+	} else {
+		var wg sync.WaitGroup
+		for i := 1; i < len(parts); i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				fill(i)
+			}()
+		}
+		fill(0) // the caller takes the first piece
+		wg.Wait()
+	}
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
 	}
