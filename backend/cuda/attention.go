@@ -6,8 +6,6 @@ package cuda
 import "C"
 
 import (
-	"fmt"
-
 	"github.com/infergo/infer/backend"
 	"github.com/infergo/infer/tensor"
 )
@@ -90,10 +88,27 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.At
 // decodeEntry names the per-row attention kernel for a cache of dt and head dimension hd:
 // one with coalesced loads where attention.cu instantiates it (a power-of-two number of
 // 16-byte loads per key), else the general one.
+// The names are literals: this runs on every eager decode step.
 func decodeEntry(dt tensor.DType, hd int) string {
-	switch {
-	case dt == tensor.F16 && (hd == 64 || hd == 128 || hd == 256), dt == tensor.F32 && (hd == 64 || hd == 128):
-		return fmt.Sprintf("attention_%s_hd%d", typeName(dt), hd)
+	switch dt {
+	case tensor.F16:
+		switch hd {
+		case 64:
+			return "attention_f16_hd64"
+		case 128:
+			return "attention_f16_hd128"
+		case 256:
+			return "attention_f16_hd256"
+		}
+		return "attention_f16"
+	case tensor.F32:
+		switch hd {
+		case 64:
+			return "attention_f32_hd64"
+		case 128:
+			return "attention_f32_hd128"
+		}
+		return "attention_f32"
 	}
 	return "attention_" + typeName(dt)
 }
@@ -114,8 +129,14 @@ func flashEntry(dt tensor.DType, n, hd int) (string, bool) {
 		return "", false
 	}
 	switch hd {
-	case 64, 80, 96, 128:
-		return fmt.Sprintf("flash_attn_f16_hd%d", hd), true
+	case 64:
+		return "flash_attn_f16_hd64", true
+	case 80:
+		return "flash_attn_f16_hd80", true
+	case 96:
+		return "flash_attn_f16_hd96", true
+	case 128:
+		return "flash_attn_f16_hd128", true
 	}
 	return "", false
 }
