@@ -21,7 +21,7 @@ var (
 	profileMix = flag.String("cuda.profile.mix", "Q4_0,Q8_0,Q4_K,Q4_K_M,F16", "TestDecodeProfile: the `files` to profile (weight types, or Q4_K_M)")
 )
 
-// fillBytes returns n random bytes from r.
+// fillBytes returns n random bytes from r (the benchmarks' weights, the transfer tests' data).
 func fillBytes(r *rand.Rand, n int) []byte {
 	raw := make([]byte, n+8)
 	for i := 0; i < n; i += 8 {

@@ -130,22 +130,6 @@ func (c transferConfig) setUp(t *testing.T) ([]*Device, *Peers) {
 	return devs, p
 }
 
-// randomBytes returns n reproducible random bytes.
-func randomBytes(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := make([]byte, n)
-	for i := 0; i+8 <= n; i += 8 {
-		v := r.Uint64()
-		for k := range 8 {
-			b[i+k] = byte(v >> (8 * k))
-		}
-	}
-	for i := n &^ 7; i < n; i++ {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
-
 // TestTransferExact moves random data over every path, both ways, for sizes from a few
 // bytes to past the staging slots, most of them no multiple of a chunk, between plain
 // buffers and between shared (VMM) ones.
@@ -179,7 +163,7 @@ func TestTransferExact(t *testing.T) {
 							return b
 						}
 						src, dst := alloc(from, to), alloc(to, from)
-						want := randomBytes(src.(*Buffer).Bytes(), uint64(si*10+pr[0]))
+						want := fillBytes(rand.New(rand.NewPCG(uint64(si*10+pr[0]), 7)), src.(*Buffer).Bytes())
 						if err := from.Upload(src, want); err != nil {
 							t.Fatal(err)
 						}
@@ -231,7 +215,7 @@ func TestTransferStress(t *testing.T) {
 			var want [2][]byte
 			for k := range srcs {
 				srcs[k] = must(d0.Alloc(tensor.F32, maxRows, cols))
-				want[k] = randomBytes(maxRows*cols*4, uint64(100+k))
+				want[k] = fillBytes(rand.New(rand.NewPCG(uint64(100+k), 7)), maxRows*cols*4)
 				if err := d0.Upload(srcs[k], want[k]); err != nil {
 					t.Fatal(err)
 				}
