@@ -84,26 +84,13 @@ func TestAttentionDecodeGraph(t *testing.T) {
 	q := randoms(r, 2*heads*hd)
 	k, v := roundF16(randoms(r, ctx*heads*hd)), roundF16(randoms(r, ctx*heads*hd))
 	at := backend.Attention{Heads: heads, KVHeads: heads, HeadDim: hd, Scale: float32(1 / math.Sqrt(float64(hd)))}
-	put := func(dt tensor.DType, rows, cols int, raw []byte) backend.Buffer {
-		b, err := d.Alloc(dt, rows, cols)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Free(b) })
-		if raw != nil {
-			if err := d.Upload(b, raw); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return b
-	}
 	f16 := func(x []float32) []byte {
 		b := make([]byte, 2*len(x))
 		tensor.Quantize(tensor.F16, b, x)
 		return b
 	}
-	ob, qb, pb := put(tensor.F32, 2, heads*hd, nil), put(tensor.F32, 2, heads*hd, tensor.Float32Bytes(q)), put(tensor.I32, 2, 1, nil)
-	kb, vb := put(tensor.F16, ctx, heads*hd, f16(k)), put(tensor.F16, ctx, heads*hd, f16(v))
+	ob, qb, pb := devBuf(t, d, tensor.F32, 2, heads*hd, nil), devBuf(t, d, tensor.F32, 2, heads*hd, tensor.Float32Bytes(q)), devBuf(t, d, tensor.I32, 2, 1, nil)
+	kb, vb := devBuf(t, d, tensor.F16, ctx, heads*hd, f16(k)), devBuf(t, d, tensor.F16, ctx, heads*hd, f16(v))
 	g, err := d.Capture(func(kn backend.Kernels) error { kn.Attention(ob, qb, kb, vb, pb, at); return nil })
 	if err != nil {
 		t.Fatal(err)

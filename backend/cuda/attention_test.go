@@ -44,19 +44,6 @@ func TestAttentionSplit(t *testing.T) {
 func runAttention(t *testing.T, d *Device, kv tensor.DType, q, k, v []float32, pos []int32, at backend.Attention) []float32 {
 	t.Helper()
 	n, ctx := len(pos), len(k)/(at.KVHeads*at.HeadDim)
-	put := func(dt tensor.DType, rows, cols int, raw []byte) backend.Buffer {
-		b, err := d.Alloc(dt, rows, cols)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Free(b) })
-		if raw != nil {
-			if err := d.Upload(b, raw); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return b
-	}
 	enc := func(x []float32) []byte {
 		b := make([]byte, kv.RowBytes(len(x)))
 		if err := tensor.Quantize(kv, b, x); err != nil {
@@ -69,9 +56,9 @@ func runAttention(t *testing.T, d *Device, kv tensor.DType, q, k, v []float32, p
 		p[4*i], p[4*i+1] = byte(x), byte(x>>8)
 	}
 	cols := at.Heads * at.HeadDim
-	o := put(tensor.F32, n, cols, nil)
-	d.Attention(o, put(tensor.F32, n, cols, tensor.Float32Bytes(q)), put(kv, ctx, at.KVHeads*at.HeadDim, enc(k)),
-		put(kv, ctx, at.KVHeads*at.HeadDim, enc(v)), put(tensor.I32, n, 1, p), at)
+	o := devBuf(t, d, tensor.F32, n, cols, nil)
+	d.Attention(o, devBuf(t, d, tensor.F32, n, cols, tensor.Float32Bytes(q)), devBuf(t, d, kv, ctx, at.KVHeads*at.HeadDim, enc(k)),
+		devBuf(t, d, kv, ctx, at.KVHeads*at.HeadDim, enc(v)), devBuf(t, d, tensor.I32, n, 1, p), at)
 	out := make([]float32, n*cols)
 	if err := d.Download(tensor.Float32Bytes(out), o); err != nil {
 		t.Fatal(err)

@@ -234,3 +234,20 @@ func TestTransferSameDevice(t *testing.T) {
 		}
 	}
 }
+
+// devBuf allocates a dt (rows, cols) buffer on d, freed when the test ends, holding raw
+// unless raw is nil.
+func devBuf(t testing.TB, d *Device, dt tensor.DType, rows, cols int, raw []byte) backend.Buffer {
+	t.Helper()
+	b, err := d.Alloc(dt, rows, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Free(b) })
+	if raw != nil {
+		if err := d.Upload(b, raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}

@@ -22,21 +22,8 @@ func TestQuantizedActivationReuse(t *testing.T) {
 	if err := tensor.Quantize(tensor.Q4_0, wq, randoms(r, out*in)); err != nil {
 		t.Fatal(err)
 	}
-	buf := func(dt tensor.DType, rows, cols int, raw []byte) backend.Buffer {
-		b, err := d.Alloc(dt, rows, cols)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Free(b) })
-		if raw != nil {
-			if err := d.Upload(b, raw); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return b
-	}
-	w := buf(tensor.Q4_0, out, in, wq)
-	x, y := buf(tensor.F32, 1, in, nil), buf(tensor.F32, 1, out, nil)
+	w := devBuf(t, d, tensor.Q4_0, out, in, wq)
+	x, y := devBuf(t, d, tensor.F32, 1, in, nil), devBuf(t, d, tensor.F32, 1, out, nil)
 	get := func(b backend.Buffer) []byte {
 		raw := make([]byte, 4*b.Cols())
 		if err := d.Download(raw, b); err != nil {
@@ -46,7 +33,7 @@ func TestQuantizedActivationReuse(t *testing.T) {
 	}
 	// fresh computes w·v from a buffer no MatMul has seen.
 	fresh := func(v []byte) []byte {
-		fx, fy := buf(tensor.F32, 1, in, v), buf(tensor.F32, 1, out, nil)
+		fx, fy := devBuf(t, d, tensor.F32, 1, in, v), devBuf(t, d, tensor.F32, 1, out, nil)
 		d.MatMul(fy, w, fx)
 		return get(fy)
 	}
@@ -103,14 +90,6 @@ func TestDequantAhead(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	alloc := func(dt tensor.DType, rows, cols int) backend.Buffer {
-		b, err := d.Alloc(dt, rows, cols)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Free(b) })
-		return b
-	}
 	weight := func(j job) []byte {
 		raw := make([]byte, j.dt.RowBytes(j.in)*j.out)
 		if err := tensor.Quantize(j.dt, raw, randoms(r, j.out*j.in)); err != nil {
@@ -124,14 +103,14 @@ func TestDequantAhead(t *testing.T) {
 		defer func() { d.noAhead = false }()
 		var outs []backend.Buffer
 		for i, j := range jobs {
-			w, x, y := alloc(j.dt, j.out, j.in), alloc(tensor.F32, n, j.in), alloc(tensor.F32, n, j.out)
+			w, x, y := devBuf(t, d, j.dt, j.out, j.in, nil), devBuf(t, d, tensor.F32, n, j.in, nil), devBuf(t, d, tensor.F32, n, j.out, nil)
 			upload(w, ws[i])
 			upload(x, tensor.Float32Bytes(xs[i]))
 			d.MatMul(y, w, x)
 			outs = append(outs, y)
 			if i == 2 { // rewrite a weight used before: the next MatMul must see the new one
 				upload(w, rewrite)
-				y2 := alloc(tensor.F32, n, j.out)
+				y2 := devBuf(t, d, tensor.F32, n, j.out, nil)
 				d.MatMul(y2, w, x)
 				outs = append(outs, y2)
 			}
@@ -166,7 +145,7 @@ func TestDequantAhead(t *testing.T) {
 	if d.uploaded {
 		t.Fatal("the mark of the last upload outlived the dequantization after it")
 	}
-	upload(alloc(tensor.F32, 1, 64), make([]byte, 256))
+	upload(devBuf(t, d, tensor.F32, 1, 64, nil), make([]byte, 256))
 	if !d.uploaded {
 		t.Fatal("an Upload after the side stream exists left no mark for the next dequantization")
 	}

@@ -230,19 +230,6 @@ func TestMMQDispatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	x0 := randoms(r, n*in)
-	buf := func(dt tensor.DType, rows, cols int, raw []byte) backend.Buffer {
-		b, err := d.Alloc(dt, rows, cols)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Free(b) })
-		if raw != nil {
-			if err := d.Upload(b, raw); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return b
-	}
 	get := func(b backend.Buffer) []byte {
 		raw := make([]byte, 4*b.Rows()*b.Cols())
 		if err := d.Download(raw, b); err != nil {
@@ -250,8 +237,8 @@ func TestMMQDispatch(t *testing.T) {
 		}
 		return raw
 	}
-	w := buf(tensor.Q4_0, in, in, wq)
-	x, y := buf(tensor.F32, n, in, tensor.Float32Bytes(x0)), buf(tensor.F32, n, in, nil)
+	w := devBuf(t, d, tensor.Q4_0, in, in, wq)
+	x, y := devBuf(t, d, tensor.F32, n, in, tensor.Float32Bytes(x0)), devBuf(t, d, tensor.F32, n, in, nil)
 	d.MatMul(y, w, x)
 	direct := runMMQ(t, d, mmqCase{dt: tensor.Q4_0, rows: in, cols: in, n: n, bn: d.mmqTile(n)}, wq, x0)
 	if !bytes.Equal(get(y), tensor.Float32Bytes(direct.dst)) {
@@ -260,8 +247,8 @@ func TestMMQDispatch(t *testing.T) {
 	d.MatMul(y, w, x) // the int8 cache holds x
 	d.MatMul(x, w, x) // in place: reads the cached int8 x, then overwrites x
 	d.MatMul(y, w, x) // must quantize the new x
-	fresh := buf(tensor.F32, n, in, get(x))
-	y2 := buf(tensor.F32, n, in, nil)
+	fresh := devBuf(t, d, tensor.F32, n, in, get(x))
+	y2 := devBuf(t, d, tensor.F32, n, in, nil)
 	d.MatMul(y2, w, fresh)
 	if !bytes.Equal(get(y), get(y2)) {
 		t.Fatal("MatMul after an MMQ MatMul wrote its input used the old quantized input")

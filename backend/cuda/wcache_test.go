@@ -152,15 +152,7 @@ func TestWeightCacheMatMul(t *testing.T) {
 // when t ends (a second Free is harmless).
 func weightBufs(t *testing.T, d *Device, dt tensor.DType, out, in, n int) (w, x, y backend.Buffer) {
 	t.Helper()
-	alloc := func(dt tensor.DType, rows, cols int) backend.Buffer {
-		b, err := d.Alloc(dt, rows, cols)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Free(b) })
-		return b
-	}
-	return alloc(dt, out, in), alloc(tensor.F32, n, in), alloc(tensor.F32, n, out)
+	return devBuf(t, d, dt, out, in, nil), devBuf(t, d, tensor.F32, n, in, nil), devBuf(t, d, tensor.F32, n, out, nil)
 }
 
 // matMulOn runs MatMul reps times on d with fresh buffers holding raw and xs, checks
