@@ -40,6 +40,13 @@ func equal(n int) []float64 {
 func evalSteps(t *testing.T, path string, opts Options, prompt []int32) ([]float32, int) {
 	t.Helper()
 	m, s := openSession(t, path, opts)
+	return sessionSteps(t, s, prompt), len(m.Plan().Stages)
+}
+
+// sessionSteps evaluates prompt on s with every row's logits, then three one-token decode
+// steps, and returns all logits in order.
+func sessionSteps(t *testing.T, s *Session, prompt []int32) []float32 {
+	t.Helper()
 	got, err := s.Eval(prompt, true)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +59,7 @@ func evalSteps(t *testing.T, path string, opts Options, prompt []int32) ([]float
 		}
 		out = append(out, got...)
 	}
-	return out, len(m.Plan().Stages)
+	return out
 }
 
 // sameBits reports the first index where a and b differ bitwise, or -1.

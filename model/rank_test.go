@@ -124,7 +124,7 @@ func (rs *ranks) finish(t *testing.T) {
 	}
 }
 
-// evalRank0 is evalSteps on rank 0's model.
+// evalRank0 is sessionSteps on a session of rank 0's model.
 func evalRank0(t *testing.T, m *Model, prompt []int32) []float32 {
 	t.Helper()
 	s, err := m.NewSession()
@@ -132,19 +132,7 @@ func evalRank0(t *testing.T, m *Model, prompt []int32) []float32 {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, err := s.Eval(prompt, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := slices.Clone(got)
-	for _, tok := range []int32{3, 1, 4} {
-		got, err := s.Eval([]int32{tok}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, got...)
-	}
-	return out
+	return sessionSteps(t, s, prompt)
 }
 
 func TestRanksBitIdentical(t *testing.T) {
