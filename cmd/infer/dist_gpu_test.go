@@ -78,12 +78,12 @@ func TestRanksGPU(t *testing.T) {
 	t.Logf("RESULT in-process 2-GPU split: pp512 %.1f t/s, tg128 %.1f t/s", tSplit.pp, tSplit.tg)
 	t.Logf("RESULT 2 processes x 1 GPU:    pp512 %.1f t/s (%.3fx), tg128 %.1f t/s (%.3fx)",
 		tRanks.pp, tRanks.pp/tSplit.pp, tRanks.tg, tRanks.tg/tSplit.tg)
-	if i := bitDiff(got, split2); i >= 0 {
+	if i := firstDiff(got, split2); i >= 0 {
 		t.Errorf("RESULT logits differ from the in-process split at %d of %d: %g vs %g", i, len(got), got[i], split2[i])
 	} else {
 		t.Logf("RESULT logits bit-identical to the in-process 2-GPU split (%d values)", len(got))
 	}
-	if i := bitDiff(got, one); i >= 0 {
+	if i := firstDiff(got, one); i >= 0 {
 		t.Errorf("RESULT logits differ from 1 GPU at %d of %d: %g vs %g", i, len(got), got[i], one[i])
 	} else {
 		t.Logf("RESULT logits bit-identical to 1 GPU (%d values)", len(got))
@@ -173,19 +173,6 @@ func evalTimed(t *testing.T, m *model.Model, prompt []int32) ([]float32, rates) 
 	}
 	r.tg = 128 / time.Since(start).Seconds()
 	return logits, r
-}
-
-// bitDiff is the first index where a and b differ bitwise, or -1.
-func bitDiff(a, b []float32) int {
-	if len(a) != len(b) {
-		return 0
-	}
-	for i := range a {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
-			return i
-		}
-	}
-	return -1
 }
 
 // TestNCCLOverlapGPU is the seed-004 check between two processes, on a 2-GPU machine
