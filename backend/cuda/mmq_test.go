@@ -47,17 +47,7 @@ type mmqResult struct {
 func runMMQ(t *testing.T, d *Device, c mmqCase, wq []byte, x []float32) mmqResult {
 	t.Helper()
 	alloc := func(dt tensor.DType, rows, cols int, raw []byte) *Buffer {
-		b, err := d.Alloc(dt, rows, cols)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Free(b) })
-		if raw != nil {
-			if err := d.Upload(b, raw); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return d.buffer(b, "test buffer")
+		return d.buffer(devBuf(t, d, dt, rows, cols, raw), "test buffer")
 	}
 	w := alloc(c.dt, c.rows, c.cols, wq)
 	xb := alloc(tensor.F32, c.n, c.cols, tensor.Float32Bytes(x))
