@@ -20,8 +20,7 @@ func quantizeBlockQ8KFast(b []byte, x []float32) bool {
 	}
 	for j := range q8KBsumsLen {
 		q := b[q8KQs+16*j:]
-		s := int32(((le64(q[0:8])^swarBias)&swarLo16+((le64(q[0:8])^swarBias)>>8)&swarLo16+
-			(le64(q[8:16])^swarBias)&swarLo16+((le64(q[8:16])^swarBias)>>8)&swarLo16)*swarSum4>>48) - 16*128
+		s := biasedSum(biased64(q[0:8]), biased64(q[8:16]), 0, 0) - 16*128
 		binary.LittleEndian.PutUint16(b[q8KBsums+2*j:], uint16(int16(s)))
 	}
 	return true

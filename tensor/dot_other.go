@@ -5,15 +5,10 @@ package tensor
 // Without assembly kernels the dot products are the Go code.
 
 func dotF32(n int, w, x []byte) float32  { return dotF32Go(n, w, x) }
-func dotF16(n int, w, x []byte) float32  { return dotF16Go(n, w, x) }
 func dotBF16(n int, w, x []byte) float32 { return dotBF16Go(n, w, x) }
 func dotQ4_0(n int, w, x []byte) float32 { return dotQ4_0Go(n, w, x) }
-func dotQ4_1(n int, w, x []byte) float32 { return dotQ4_1Go(n, w, x) }
-func dotQ5_0(n int, w, x []byte) float32 { return dotQ5_0Go(n, w, x) }
 func dotQ5_1(n int, w, x []byte) float32 { return dotQ5_1Go(n, w, x) }
 func dotQ8_0(n int, w, x []byte) float32 { return dotQ8_0Go(n, w, x) }
-func dotQ2K(n int, w, x []byte) float32  { return dotQ2KGo(n, w, x) }
-func dotQ3K(n int, w, x []byte) float32  { return dotQ3KGo(n, w, x) }
 func dotQ4K(n int, w, x []byte) float32  { return dotQ4KGo(n, w, x) }
 func dotQ5K(n int, w, x []byte) float32  { return dotQ5KGo(n, w, x) }
 func dotQ6K(n int, w, x []byte) float32  { return dotQ6KGo(n, w, x) }
@@ -21,18 +16,9 @@ func dotQ6K(n int, w, x []byte) float32  { return dotQ6KGo(n, w, x) }
 func dotQ8_0x86(n int, w, x []byte) float32     { return dotQ8_0x86Go(n, w, x) }
 func dotQ5_0x86(n int, w, x []byte) float32     { return dotQ5_0x86Go(n, w, x) }
 func quantizeQ8_0x86(dst []byte, src []float32) { quantizeQ8_0x86Go(dst, src) }
-func quantizeQ8_1x86(dst []byte, src []float32) { quantizeQ8_1x86Go(dst, src) }
 
 func dotQ8_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotTileBy(dotQ8_0x86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
-func dotQ5_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ5_0x86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
-func dotQ4_0Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4_0Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // HasAVX512 reports whether AVX-512 kernels can be used: never off amd64.

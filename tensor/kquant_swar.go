@@ -69,9 +69,6 @@ func bitDot32(v, a *[4]uint64, shift uint) int32 {
 	return swarReduce(lanes, p0+p1+p2+p3)
 }
 
-// dotNibbles returns Σ lo8[l]·(q4[l]&15) and Σ hi8[l]·(q4[l]>>4) over l < 32.
-func dotNibbles(q4, lo8, hi8 *[32]byte) (lo, hi int32) { return nibbleDot32(q4, lo8, hi8) }
-
 // dotNibbles16 is dotNibbles over 16 bytes.
 func dotNibbles16(q4, lo8, hi8 *[16]byte) (lo, hi int32) {
 	for l := 0; l < 16; l += 4 {

@@ -308,25 +308,7 @@ func dotQ5Kx86(n int, w, x []byte) float32 {
 	return hsum8(&acc) + summs
 }
 
-// The dots without NEON kernels: the Go code.
-
-func dotF16(n int, w, x []byte) float32  { return dotF16Go(n, w, x) }
-func dotQ4_1(n int, w, x []byte) float32 { return dotQ4_1Go(n, w, x) }
-func dotQ5_0(n int, w, x []byte) float32 { return dotQ5_0Go(n, w, x) }
-func dotQ2K(n int, w, x []byte) float32  { return dotQ2KGo(n, w, x) }
-func dotQ3K(n int, w, x []byte) float32  { return dotQ3KGo(n, w, x) }
-
-func quantizeQ8_1x86(dst []byte, src []float32) { quantizeQ8_1x86Go(dst, src) }
-
-// The tiles: one dot after another.
-
-func dotQ4_0Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4_0, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
-func dotQ5_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ5_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
+// The dots and tiles without NEON kernels are in dot_gofallback.go.
 
 func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	if !hasNEON {
@@ -334,10 +316,6 @@ func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 		return
 	}
 	dotTileBy(dotQ4KRepack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
-func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // dotQ6Kx86Tile is the tile form of dotQ6Kx86: each weight row against the activation
@@ -364,8 +342,4 @@ func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 			dst[i*dstStride+o] = dotQ6Kx86(n, wo, x[i*xStride:])
 		}
 	}
-}
-
-func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4_1x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

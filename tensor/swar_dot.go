@@ -37,20 +37,20 @@ func biasedSum(x0, x1, x2, x3 uint64) int32 {
 func q4BlockSum(qs *[16]byte, x *[32]byte) int32 {
 	l0, l1 := le64(qs[0:8]), le64(qs[8:16])
 	w0, w1, w2, w3 := l0&swarNib, l1&swarNib, (l0>>4)&swarNib, (l1>>4)&swarNib
-	x0, x1 := le64(x[0:8])^swarBias, le64(x[8:16])^swarBias
-	x2, x3 := le64(x[16:24])^swarBias, le64(x[24:32])^swarBias
+	x0, x1 := biased64(x[0:8]), biased64(x[8:16])
+	x2, x3 := biased64(x[16:24]), biased64(x[24:32])
 	s := int32(u4Dot8(w0, x0) + u4Dot8(w1, x1) + u4Dot8(w2, x2) + u4Dot8(w3, x3))
 	return s - 128*byteSum16(w0+w1+w2+w3) - 8*(biasedSum(x0, x1, x2, x3)-32*128)
 }
 
-// nibbleDot32 returns Σ (q&15)·lo8 and Σ (q>>4)·hi8 over 32 bytes (dotNibbles).
-func nibbleDot32(q4, lo8, hi8 *[32]byte) (lo, hi int32) {
+// dotNibbles returns Σ lo8[l]·(q4[l]&15) and Σ hi8[l]·(q4[l]>>4) over l < 32.
+func dotNibbles(q4, lo8, hi8 *[32]byte) (lo, hi int32) {
 	q0, q1, q2, q3 := le64(q4[0:8]), le64(q4[8:16]), le64(q4[16:24]), le64(q4[24:32])
 	l0, l1, l2, l3 := q0&swarNib, q1&swarNib, q2&swarNib, q3&swarNib
 	h0, h1, h2, h3 := (q0>>4)&swarNib, (q1>>4)&swarNib, (q2>>4)&swarNib, (q3>>4)&swarNib
-	sl := u4Dot8(l0, le64(lo8[0:8])^swarBias) + u4Dot8(l1, le64(lo8[8:16])^swarBias) +
-		u4Dot8(l2, le64(lo8[16:24])^swarBias) + u4Dot8(l3, le64(lo8[24:32])^swarBias)
-	sh := u4Dot8(h0, le64(hi8[0:8])^swarBias) + u4Dot8(h1, le64(hi8[8:16])^swarBias) +
-		u4Dot8(h2, le64(hi8[16:24])^swarBias) + u4Dot8(h3, le64(hi8[24:32])^swarBias)
+	sl := u4Dot8(l0, biased64(lo8[0:8])) + u4Dot8(l1, biased64(lo8[8:16])) +
+		u4Dot8(l2, biased64(lo8[16:24])) + u4Dot8(l3, biased64(lo8[24:32]))
+	sh := u4Dot8(h0, biased64(hi8[0:8])) + u4Dot8(h1, biased64(hi8[8:16])) +
+		u4Dot8(h2, biased64(hi8[16:24])) + u4Dot8(h3, biased64(hi8[24:32]))
 	return int32(sl) - 128*byteSum16(l0+l1+l2+l3), int32(sh) - 128*byteSum16(h0+h1+h2+h3)
 }

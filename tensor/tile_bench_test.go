@@ -1,7 +1,6 @@
 package tensor
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -71,55 +70,27 @@ var benchTypes = []DType{Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q
 // BenchmarkTileDecode: one activation row against 8192 weight rows of 4096 (more than
 // the caches hold) through the tile function backend/cpu uses, on one thread; the
 // throughput is weight bytes per second.
-func BenchmarkTileDecode(b *testing.B) {
-	const n, rows = 4096, 8192
-	for _, t := range benchTypes {
-		b.Run(t.String(), func(b *testing.B) {
-			w, x := benchRows(b, t, n, rows, 1)
-			f := matTile(t)
-			dst := make([]float32, rows)
-			cpuLoop(b, int64(len(w)), func() { f(n, w, t.RowBytes(n), rows, x, len(x), 1, dst, rows) })
-		})
-	}
-}
+func BenchmarkTileDecode(b *testing.B) { benchTile(b, 4096, 8192, 1) }
 
 // BenchmarkTilePrompt: 64 activation rows against 512 weight rows of 4096 on one
 // thread; the throughput is weight bytes times rows per second (GB/s of weights as if
 // each row were a decode).
-func BenchmarkTilePrompt(b *testing.B) {
-	const n, rows, mx = 4096, 512, 64
-	for _, t := range benchTypes {
-		b.Run(fmt.Sprint(t), func(b *testing.B) {
-			w, x := benchRows(b, t, n, rows, mx)
-			f := matTile(t)
-			dst := make([]float32, rows*mx)
-			xs := t.VecDotType().RowBytes(n)
-			cpuLoop(b, int64(len(w)*mx), func() { f(n, w, t.RowBytes(n), rows, x, xs, mx, dst, rows) })
-		})
-	}
-}
+func BenchmarkTilePrompt(b *testing.B) { benchTile(b, 4096, 512, 64) }
 
 // BenchmarkTileDecodeCached: BenchmarkTileDecode with 256 weight rows, which stay in
 // the cache between calls: the kernels' compute speed rather than the memory's.
-func BenchmarkTileDecodeCached(b *testing.B) {
-	const n, rows = 4096, 256
-	for _, t := range benchTypes {
-		b.Run(t.String(), func(b *testing.B) {
-			w, x := benchRows(b, t, n, rows, 1)
-			f := matTile(t)
-			dst := make([]float32, rows)
-			cpuLoop(b, int64(len(w)), func() { f(n, w, t.RowBytes(n), rows, x, len(x), 1, dst, rows) })
-		})
-	}
-}
+func BenchmarkTileDecodeCached(b *testing.B) { benchTile(b, 4096, 256, 1) }
 
 // BenchmarkTilePromptSmall: BenchmarkTilePrompt at synth-256's shape, 64 activation rows
 // against 256 weight rows of 256, where a call's fixed costs weigh as much as its
 // arithmetic.
-func BenchmarkTilePromptSmall(b *testing.B) {
-	const n, rows, mx = 256, 256, 64
+func BenchmarkTilePromptSmall(b *testing.B) { benchTile(b, 256, 256, 64) }
+
+// benchTile times matTile for each of benchTypes: mx activation rows against rows weight
+// rows of n elements, on one thread; the throughput is weight bytes times mx per second.
+func benchTile(b *testing.B, n, rows, mx int) {
 	for _, t := range benchTypes {
-		b.Run(fmt.Sprint(t), func(b *testing.B) {
+		b.Run(t.String(), func(b *testing.B) {
 			w, x := benchRows(b, t, n, rows, mx)
 			f := matTile(t)
 			dst := make([]float32, rows*mx)

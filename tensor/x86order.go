@@ -172,11 +172,6 @@ func hsum8(acc *[lanes8]float32) float32 {
 	return (t[0] + t[2]) + (t[1] + t[3])
 }
 
-// sum4 is the exact sum of the four int8 products a[k]·b[k], k < 4.
-func sum4(a, b *[4]byte) int32 {
-	return mul8(a[0], b[0]) + mul8(a[1], b[1]) + mul8(a[2], b[2]) + mul8(a[3], b[3])
-}
-
 // dotQ8_0x86Go is ggml_vec_dot_q8_0_q8_0 (AVX2): lane l of the accumulator gets
 // fmaf(dw·dx, Σ_{k<4} w[4l+k]·x[4l+k], lane) block after block.
 func dotQ8_0x86Go(n int, w, x []byte) float32 {

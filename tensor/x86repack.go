@@ -97,30 +97,12 @@ const X86RepackGemmRows = 4
 // interleaved).
 const X86RepackRows = 8
 
-// unpack4 returns the 32 nibbles of a Q4_0/Q4_1 block in element order, minus off.
-func unpack4(qs *[QK / 2]byte, off int32) (q [QK]int32) {
-	for j, b := range qs {
-		q[j] = int32(b&0x0F) - off
-		q[j+QK/2] = int32(b>>4) - off
-	}
-	return q
-}
-
 // lanes8Sums returns the eight exact sums Σ_{k<4} q[4l+k]·x[4l+k] of one block.
 func lanes8Sums(q *[QK]int32, x *[QK]byte) (s [lanes8]int32) {
 	for l := range s {
 		k := 4 * l
 		s[l] = q[k]*int32(int8(x[k])) + q[k+1]*int32(int8(x[k+1])) +
 			q[k+2]*int32(int8(x[k+2])) + q[k+3]*int32(int8(x[k+3]))
-	}
-	return s
-}
-
-// blockSum is the exact sum Σ q[k]·x[k] of one block.
-func blockSum(q *[QK]int32, x *[QK]byte) int32 {
-	var s int32
-	for k := range q {
-		s += q[k] * int32(int8(x[k]))
 	}
 	return s
 }

@@ -20,10 +20,6 @@ func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 	dotQ4_0RepackTileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
-func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
 func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
@@ -34,8 +30,4 @@ func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 
 func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-}
-
-func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ4_1x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

@@ -150,3 +150,21 @@ func TestX86RepackOrderOneBlock(t *testing.T) {
 		t.Errorf("lanes: %.9g, want %.9g", got, want)
 	}
 }
+
+// unpack4 returns the 32 nibbles of a Q4_0/Q4_1 block in element order, minus off.
+func unpack4(qs *[QK / 2]byte, off int32) (q [QK]int32) {
+	for j, b := range qs {
+		q[j] = int32(b&0x0F) - off
+		q[j+QK/2] = int32(b>>4) - off
+	}
+	return q
+}
+
+// blockSum is the exact sum Σ q[k]·x[k] of one block.
+func blockSum(q *[QK]int32, x *[QK]byte) int32 {
+	var s int32
+	for k := range q {
+		s += q[k] * int32(int8(x[k]))
+	}
+	return s
+}

@@ -52,31 +52,8 @@ func TestSoftmaxExpBits(t *testing.T) {
 // TestChunkScoresBits checks attendOneChunk's scores against vecDotF16Go, key by key,
 // for heads of several sizes (under and over the 64 of a block) inside a wider cache row.
 func TestChunkScoresBits(t *testing.T) {
-	r := rand.New(rand.NewPCG(15, 16))
-	for trial := range 200 {
-		hd := []int{4, 8, 16, 32, 64, 72, 128}[trial%7]
-		kvHeads := 1 + trial%3
-		cols := kvHeads * hd
-		nkeys := 1 + r.IntN(80)
-		k := make([]uint16, nkeys*cols)
-		for i := range k {
-			k[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(30)-15)))
-		}
-		q16, qf := make([]uint16, hd), make([]float32, hd)
-		for i := range qf {
-			q16[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(20)-10)))
-			qf[i] = fromF16(q16[i])
-		}
-		h := kvHead{off: r.IntN(kvHeads) * hd, cols: cols, n: nkeys}
-		got := make([]float32, nkeys)
-		chunkScores(got, k, q16, qf, h)
-		for j := range got {
-			want := vecDotF16Go(k[j*cols+h.off:j*cols+h.off+hd], q16)
-			if math.Float32bits(got[j]) != math.Float32bits(want) {
-				t.Fatalf("hd=%d key %d: %g, Go %g", hd, j, got[j], want)
-			}
-		}
-	}
+	checkChunkScores(t, rand.New(rand.NewPCG(15, 16)), 200, []int{4, 8, 16, 32, 64, 72, 128}, 80,
+		chunkScores)
 }
 
 // TestFloatTilesBits checks the F32 and F16 tile kernels MatMul uses against the

@@ -121,12 +121,20 @@ func TestMadRow16(t *testing.T) {
 // TestChunkScoresGo checks chunkScoresGo against vecDotF16Go key by key, at every
 // level (chunkScores tests it only where it runs).
 func TestChunkScoresGo(t *testing.T) {
-	r := rand.New(rand.NewPCG(33, 34))
-	for trial := range 300 {
-		hd := []int{4, 8, 16, 32, 48, 64, 72, 128}[trial%8]
+	checkChunkScores(t, rand.New(rand.NewPCG(33, 34)), 300, []int{4, 8, 16, 32, 48, 64, 72, 128}, 40,
+		func(got []float32, k, q16 []uint16, qf []float32, h kvHead) { chunkScoresGo(got, k, qf, h) })
+}
+
+// checkChunkScores checks scores against vecDotF16Go, key by key, bit for bit, over
+// trials random heads (of the sizes hds in turn, up to maxKeys keys) inside a cache row
+// of one to three heads.
+func checkChunkScores(t *testing.T, r *rand.Rand, trials int, hds []int, maxKeys int, scores func(got []float32, k, q16 []uint16, qf []float32, h kvHead)) {
+	t.Helper()
+	for trial := range trials {
+		hd := hds[trial%len(hds)]
 		kvHeads := 1 + trial%3
 		cols := kvHeads * hd
-		nkeys := 1 + r.IntN(40)
+		nkeys := 1 + r.IntN(maxKeys)
 		k := make([]uint16, nkeys*cols)
 		for i := range k {
 			k[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(30)-15)))
@@ -138,7 +146,7 @@ func TestChunkScoresGo(t *testing.T) {
 		}
 		h := kvHead{off: r.IntN(kvHeads) * hd, cols: cols, n: nkeys}
 		got := make([]float32, nkeys)
-		chunkScoresGo(got, k, qf, h)
+		scores(got, k, q16, qf, h)
 		for j := range got {
 			want := vecDotF16Go(k[j*cols+h.off:j*cols+h.off+hd], q16)
 			if math.Float32bits(got[j]) != math.Float32bits(want) {

@@ -61,42 +61,21 @@ func BenchmarkFloatTile(b *testing.B) {
 // cache, for the head sizes of the test models and key counts of a prompt and a
 // generation.
 func BenchmarkAttendOneChunk(b *testing.B) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for _, hd := range []int{8, 32, 128} {
-		for _, nkeys := range []int{32, 256} {
-			cols := 4 * hd
-			k, v := make([]uint16, nkeys*cols), make([]uint16, nkeys*cols)
-			for i := range k {
-				k[i], v[i] = toF16(float32(r.NormFloat64())), toF16(float32(r.NormFloat64()))
-			}
-			q, out := make([]float32, hd), make([]float32, hd)
-			for i := range q {
-				q[i] = float32(r.NormFloat64())
-			}
-			var sc attentionScratch
-			sc.grow(nkeys, hd)
-			h := kvHead{off: hd, cols: cols, n: nkeys}
-			b.Run(fmt.Sprintf("hd=%d/keys=%d", hd, nkeys), func(b *testing.B) {
-				t0, n := processTime(), 0
-				for b.Loop() {
-					attendOneChunk(out, q, k, v, h, 0.3, &sc)
-					n++
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nkeys), "ns/key")
-				if cpu := processTime() - t0; cpu > 0 { // on a shared machine: without others' turns
-					b.ReportMetric(float64(cpu.Nanoseconds())/float64(n*nkeys), "cpu-ns/key")
-				}
-			})
-		}
-	}
+	benchAttend(b, attendOneChunk, rand.New(rand.NewPCG(3, 4)), []int{8, 32, 128}, []int{32, 256})
 }
 
 // BenchmarkAttendTiled times attendTiled (the prompt kernel over an F16 cache) for one
 // query row and head, for the head sizes of the test models that take it.
 func BenchmarkAttendTiled(b *testing.B) {
-	r := rand.New(rand.NewPCG(5, 6))
-	for _, hd := range []int{32, 64, 128} {
-		for _, nkeys := range []int{64, 256} {
+	benchAttend(b, attendTiled, rand.New(rand.NewPCG(5, 6)), []int{32, 64, 128}, []int{64, 256})
+}
+
+// benchAttend times attend for one query row and head over random F16 keys and values,
+// for each head size and key count; it reports time per key, and CPU time per key (on a
+// shared machine: without others' turns).
+func benchAttend(b *testing.B, attend func(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *attentionScratch), r *rand.Rand, hds, keys []int) {
+	for _, hd := range hds {
+		for _, nkeys := range keys {
 			cols := 4 * hd
 			k, v := make([]uint16, nkeys*cols), make([]uint16, nkeys*cols)
 			for i := range k {
@@ -112,9 +91,10 @@ func BenchmarkAttendTiled(b *testing.B) {
 			b.Run(fmt.Sprintf("hd=%d/keys=%d", hd, nkeys), func(b *testing.B) {
 				t0, n := processTime(), 0
 				for b.Loop() {
-					attendTiled(out, q, k, v, h, 0.3, &sc)
+					attend(out, q, k, v, h, 0.3, &sc)
 					n++
 				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*nkeys), "ns/key")
 				if cpu := processTime() - t0; cpu > 0 {
 					b.ReportMetric(float64(cpu.Nanoseconds())/float64(n*nkeys), "cpu-ns/key")
 				}
