@@ -22,7 +22,7 @@ func x86OrderCases() []struct {
 		{"Q4_0 vec_dot", Q4_0, dotQ4_0x86, dotQ4_0x86Go},
 		{"Q4_0 repack", Q4_0, dotQ4_0Repack, dotQ4_0RepackGo},
 		{"Q4_1 vec_dot", Q4_1, dotQ4_1x86, dotQ4_1x86Go},
-		{"Q5_1 vec_dot", Q5_1, dotQ5_1x86Go, dotQ5_1x86Go},
+		{"Q5_1 vec_dot", Q5_1, nil, dotQ5_1x86Go}, // no kernel: only DotFunc's sum is checked
 		{"Q4_K gemv", Q4_K, dotQ4KRepack, dotQ4KRepackGo},
 		{"Q4_K gemm", Q4_K, dotQ4KRepackGemm, dotQ4KRepackGemmGo},
 		{"Q5_K vec_dot", Q5_K, dotQ5Kx86, dotQ5Kx86Go},
@@ -58,9 +58,11 @@ func TestX86RepackOrders(t *testing.T) {
 					if err := QuantizeActivations(c.typ.VecDotType(), x, f32); err != nil {
 						t.Fatal(err)
 					}
-					got, want := c.fast(n, w, x), c.go_(n, w, x)
-					if math.Float32bits(got) != math.Float32bits(want) {
-						t.Fatalf("trial %d: %.9g, Go %.9g", trial, got, want)
+					got := c.go_(n, w, x)
+					if c.fast != nil {
+						if f := c.fast(n, w, x); math.Float32bits(f) != math.Float32bits(got) {
+							t.Fatalf("trial %d: %.9g, Go %.9g", trial, f, got)
+						}
 					}
 					g := ref(n, w, x)
 					if math.Abs(float64(got-g)) > 1e-5*(1+math.Abs(float64(g)))+1e-6*float64(n) {
