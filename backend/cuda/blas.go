@@ -34,7 +34,29 @@ const (
 type blas struct {
 	h       C.cublasHandle_t
 	scalars unsafe.Pointer // float alpha = 1, beta = 0
-	scratch allocation     // (out·in + n·in) halves at most, grown on demand
+	scratch allocation     // out·in halves at most (a weight widened on the stream), grown on demand
+	x16     *allocation    // the GEMM's activations in F16 (Device.scratch)
+	x16Key  q8Key          // which activations x16 holds, as q8Key says for the q8 scratch
+	tune    gemmTune
+}
+
+// gemmTune are the prefill path's choices that TestPrefillVariants compares; the zero
+// value is the default.
+type gemmTune struct {
+	oldDequant bool // dequant8_f16 (one group of 8 a thread) instead of dequant8u_f16
+	sideFirst  bool // the dequantization side stream at the compute stream's priority
+	noX16      bool // convert the activations for every GEMM (no reuse, no fused SwiGLU)
+	smTarget   int  // cublasSetSmCountTarget; 0: every SM
+}
+
+// setSMTarget makes cuBLAS size its GEMMs for n SMs (0: all of them), leaving the rest
+// to the side stream's dequantizations; it runs under do.
+func (b *blas) setSMTarget(n int) error {
+	if st := C.cublas_set_sm_count_target(b.h, C.int(n)); st != 0 {
+		return fmt.Errorf("cublasSetSmCountTarget(%d): status %d", n, int(st))
+	}
+	b.tune.smTarget = n
+	return nil
 }
 
 // newBLAS returns a handle on stream, or nil when cuBLAS is unavailable; it runs under do.

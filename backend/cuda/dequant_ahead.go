@@ -40,10 +40,26 @@ type aheadSlot struct {
 	free  C.CUevent // recorded on the compute stream after the GEMM that read it
 }
 
-// newAhead creates the side stream and events; it runs under do.
-func newAhead() (*ahead, error) {
+// Stream priorities, clamped by the driver to the context's range (lower runs first):
+// the compute stream's and the side stream's. When both streams have blocks waiting for
+// an SM, the GEMM's are placed first and the dequantization takes what is left (SMs
+// the GEMM's grid does not cover, the tail of its last wave); at equal priority a
+// dequantization that became ready with the GEMM (both wait for the GEMM before) could
+// take every SM first and hold the GEMM back.
+const (
+	priorityFirst = -1 << 10
+	priorityLast  = 1 << 10
+)
+
+// newAhead creates the side stream (at the compute stream's priority when first is
+// set, else at the least) and events; it runs under do.
+func newAhead(first bool) (*ahead, error) {
 	a := &ahead{}
-	err := check("cuStreamCreate", C.cu_stream_create(&a.stream, 1)) // non-blocking
+	prio := priorityLast
+	if first {
+		prio = priorityFirst
+	}
+	err := check("cuStreamCreateWithPriority", C.cu_stream_create_with_priority(&a.stream, 1, C.int(prio))) // non-blocking
 	if err == nil {
 		err = check("cuEventCreate", C.cu_event_create(&a.written, eventDisableTiming))
 	}
@@ -71,7 +87,7 @@ func (d *Device) markWritten() { d.uploaded = true }
 // event the caller records after the GEMM that reads the copy. It runs under do.
 func (d *Device) dequantAhead(w *Buffer) (C.CUdeviceptr, *aheadSlot, error) {
 	if d.ahead == nil {
-		a, err := newAhead()
+		a, err := newAhead(d.blas.tune.sideFirst)
 		if err != nil {
 			return 0, nil, err
 		}

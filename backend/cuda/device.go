@@ -177,7 +177,10 @@ func open(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 
 // setUp creates the per-device state; it runs with the context current.
 func (d *Device) setUp(ptx ptxSource) error {
-	if err := check("cuStreamCreate", C.cu_stream_create(&d.stream, 1 /* CU_STREAM_NON_BLOCKING */)); err != nil {
+	// The compute stream runs at the greatest priority: the dequantizations of the
+	// prefill side stream (dequant_ahead.go, the least) then fill the SMs its GEMMs
+	// leave free instead of holding back the GEMM they run beside.
+	if err := check("cuStreamCreateWithPriority", C.cu_stream_create_with_priority(&d.stream, 1 /* CU_STREAM_NON_BLOCKING */, priorityFirst)); err != nil {
 		return err
 	}
 	var err error

@@ -29,6 +29,7 @@
 	X(memcpy_peer_async, "cuMemcpyPeerAsync", CUresult, (CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream)) \
 	X(memset_d8_async, "cuMemsetD8Async", CUresult, (CUdeviceptr, unsigned char, size_t, CUstream)) \
 	X(stream_create, "cuStreamCreate", CUresult, (CUstream *, unsigned)) \
+	X(stream_create_with_priority, "cuStreamCreateWithPriority", CUresult, (CUstream *, unsigned, int)) \
 	X(stream_synchronize, "cuStreamSynchronize", CUresult, (CUstream)) \
 	X(stream_destroy, "cuStreamDestroy_v2", CUresult, (CUstream)) \
 	X(stream_wait_event, "cuStreamWaitEvent", CUresult, (CUstream, CUevent, unsigned)) \
@@ -70,6 +71,8 @@
 #define FIELD(f, sym, ret, params) ret(*f) params;
 static struct { CU_FUNCS(FIELD) } cu;
 static struct { CUBLAS_FUNCS(FIELD) } cublas;
+// cublasSetSmCountTarget (cuBLAS 11.3 on) is optional: NULL when the library lacks it.
+static int (*cublas_sm_count_target)(cublasHandle_t, int);
 #undef FIELD
 
 int cu_load(const char **missing) {
@@ -103,6 +106,7 @@ int cublas_load(const char **missing) {
 	CUBLAS_FUNCS(RESOLVE)
 #undef TABLE
 #undef RESOLVE
+	cublas_sm_count_target = (int (*)(cublasHandle_t, int))dlsym(h, "cublasSetSmCountTarget");
 	return 0;
 }
 
@@ -137,6 +141,7 @@ CUresult cu_memcpy_peer_async(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, 
 }
 CUresult cu_memset_d8_async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s) { return cu.memset_d8_async(dst, v, n, s); }
 CUresult cu_stream_create(CUstream *s, unsigned flags) { return cu.stream_create(s, flags); }
+CUresult cu_stream_create_with_priority(CUstream *s, unsigned flags, int priority) { return cu.stream_create_with_priority(s, flags, priority); }
 CUresult cu_stream_synchronize(CUstream s) { return cu.stream_synchronize(s); }
 CUresult cu_stream_destroy(CUstream s) { return cu.stream_destroy(s); }
 CUresult cu_stream_wait_event(CUstream s, CUevent e, unsigned flags) { return cu.stream_wait_event(s, e, flags); }
@@ -182,6 +187,9 @@ CUresult cu_mem_host_alloc(void **p, size_t n, unsigned flags) { return cu.mem_h
 int cublas_create(cublasHandle_t *h) { return cublas.create(h); }
 int cublas_destroy(cublasHandle_t h) { return cublas.destroy(h); }
 int cublas_set_stream(cublasHandle_t h, CUstream s) { return cublas.set_stream(h, s); }
+int cublas_set_sm_count_target(cublasHandle_t h, int n) {
+	return cublas_sm_count_target == NULL ? -1 : cublas_sm_count_target(h, n);
+}
 int cublas_gemm_ex(cublasHandle_t h, int ta, int tb, int m, int n, int k, const float *alpha,
                    CUdeviceptr a, int atype, int lda, CUdeviceptr b, int btype, int ldb,
                    const float *beta, CUdeviceptr c, int ctype, int ldc, int compute) {

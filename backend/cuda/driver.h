@@ -72,6 +72,9 @@ CUresult cu_memcpy_dtod_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
 CUresult cu_memcpy_peer_async(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream s);
 CUresult cu_memset_d8_async(CUdeviceptr dst, unsigned char v, size_t n, CUstream s);
 CUresult cu_stream_create(CUstream *s, unsigned flags);
+// cu_stream_create_with_priority is cuStreamCreateWithPriority: a priority outside the
+// context's range is clamped to it (lower numbers run first).
+CUresult cu_stream_create_with_priority(CUstream *s, unsigned flags, int priority);
 CUresult cu_stream_synchronize(CUstream s);
 CUresult cu_stream_destroy(CUstream s);
 CUresult cu_stream_wait_event(CUstream s, CUevent e, unsigned flags);
@@ -114,6 +117,9 @@ typedef struct cublasContext *cublasHandle_t;
 int cublas_create(cublasHandle_t *h);
 int cublas_destroy(cublasHandle_t h);
 int cublas_set_stream(cublasHandle_t h, CUstream s);
+// cublas_set_sm_count_target is cublasSetSmCountTarget (0: every SM); -1 when the
+// library has no such function.
+int cublas_set_sm_count_target(cublasHandle_t h, int n);
 // cublas_gemm_ex computes C (m, n) = alpha·op(A)·op(B) + beta·C in column-major
 // storage; alpha and beta are float host scalars read at call time.
 int cublas_gemm_ex(cublasHandle_t h, int ta, int tb, int m, int n, int k, const float *alpha,

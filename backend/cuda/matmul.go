@@ -39,7 +39,10 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		return
 	}
 	if o.rows >= gemmMinRows && d.blas != nil {
-		d.enqueue("MatMul", func() error { return d.gemm(o, wb, xb) })
+		d.enqueueAs("MatMul", kernelCall|exactCall, func() error {
+			defer d.wrote(o)
+			return d.gemm(o, wb, xb)
+		})
 		return
 	}
 	if o.rows == 1 && !d.noFuse && !overlaps(o, xb) {
@@ -79,10 +82,14 @@ func (d *Device) matVec(o, w, x *Buffer) error {
 // pair): it forgets the quantized activations when b overlaps their source. It runs
 // under the lock.
 func (d *Device) wrote(b *Buffer) {
-	k := d.q8
-	if k.rows > 0 && b.ptr < k.ptr+uint64(k.rows*k.cols*4) && k.ptr < b.ptr+uint64(b.Bytes()) {
+	if d.q8.covers(b) || d.blas != nil && d.blas.x16Key.covers(b) {
 		d.writes++
 	}
+}
+
+// covers reports whether b overlaps the F32 activations k names.
+func (k q8Key) covers(b *Buffer) bool {
+	return k.rows > 0 && b.ptr < k.ptr+uint64(k.rows*k.cols*4) && k.ptr < b.ptr+uint64(b.Bytes())
 }
 
 // q8Key says which activations the q8 scratch holds: x's address and shape, and the
@@ -176,30 +183,60 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 			wHalf = out * in * 2
 		}
 	}
-	if d.blas.grows(wHalf + n*in*2) {
-		if err := d.dropGraphs(nil); err != nil { // recorded graphs may use the old scratch
+	if wHalf > 0 {
+		if d.blas.grows(wHalf) {
+			if err := d.dropGraphs(nil); err != nil { // recorded graphs may use the old scratch
+				return err
+			}
+		}
+		scratch, err := d.blas.reserve(wHalf, d.stream)
+		if err != nil {
 			return err
 		}
-	}
-	scratch, err := d.blas.reserve(wHalf+n*in*2, d.stream)
-	if err != nil {
-		return err
-	}
-	xp := scratch + C.CUdeviceptr(wHalf)
-	if wHalf > 0 {
 		wp = scratch
 		if err := d.widen(d.stream, wp, w); err != nil {
 			return err
 		}
 	}
-	a := new(args).ptr(uint64(xp)).ptr(x.ptr).u64(uint64(n * in))
-	if err := d.launch("copy_f32_f16", dim3{min(ceilDiv(n*in, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a); err != nil {
+	xp, err := d.halfActivations(x)
+	if err != nil {
 		return err
 	}
 	if err := d.blas.gemm(C.CUdeviceptr(o.ptr), wp, xp, cudaR16F, out, in, n); err != nil || slot == nil {
 		return err
 	}
 	return check("cuEventRecord", C.cu_event_record(slot.free, d.stream)) // the copy may be overwritten now
+}
+
+// halfActivations returns x (n, in) F32 as F16 in the x16 scratch, converting it
+// unless the scratch holds it already: the q, k and v GEMMs (gate and up) share one
+// input, and swiglu_h16 leaves the down GEMM's there (SwiGLU). It runs under do.
+func (d *Device) halfActivations(x *Buffer) (C.CUdeviceptr, error) {
+	b := d.blas
+	old := b.x16
+	p, err := d.scratch(&b.x16, x.rows*x.cols*2)
+	if err != nil {
+		return 0, err
+	}
+	if b.x16 == old && !b.tune.noX16 && b.x16Key == d.q8KeyOf(x) {
+		return p, nil
+	}
+	b.x16Key = q8Key{}
+	if err := d.toHalf(p, x.ptr, x.rows*x.cols); err != nil {
+		return 0, err
+	}
+	b.x16Key = d.q8KeyOf(x)
+	return p, nil
+}
+
+// toHalf converts n F32 at src to F16 at dst on the stream; it runs under do.
+func (d *Device) toHalf(dst C.CUdeviceptr, src uint64, n int) error {
+	if n%4 == 0 && src%16 == 0 && dst%8 == 0 && d.has("copy4_f32_f16") {
+		a := new(args).ptr(uint64(dst)).ptr(src).u64(uint64(n / 4))
+		return d.launch("copy4_f32_f16", dim3{min(ceilDiv(n/4, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a)
+	}
+	a := new(args).ptr(uint64(dst)).ptr(src).u64(uint64(n))
+	return d.launch("copy_f32_f16", dim3{min(ceilDiv(n, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a)
 }
 
 // gemmBF16 is MatMul of BF16 weights through cuBLAS in F32: the weights widened to F32

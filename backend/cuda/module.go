@@ -75,6 +75,7 @@ func kernelTable() []kernel {
 		{"norm", "rms_norm_f32", false}, {"norm", "rms_norm_q8", true},
 		{"matvec", "quantize_q8", false},
 		{"rope", "rope_f32", false}, {"rope", "rope2_f32", true}, {"rope", "norm_rope2_f32", true},
+		{"rope", "rope_rows_f32", true}, {"rope", "rope2_rows_f32", true},
 		{"setrows", "set_rows_f32", false}, {"setrows", "set_rows_f16", false},
 		{"setrows", "set_rows2_f32", true}, {"setrows", "set_rows2_f16", true},
 		{"attention", "attention_f32", false}, {"attention", "attention_f16", false},
@@ -84,14 +85,14 @@ func kernelTable() []kernel {
 		{"attention", "flash_attn_f16_hd64", false}, {"attention", "flash_attn_f16_hd80", false},
 		{"attention", "flash_attn_f16_hd96", false}, {"attention", "flash_attn_f16_hd128", false},
 		{"elementwise", "swiglu_f32", false}, {"elementwise", "swiglu_q8", true}, {"elementwise", "add_f32", false},
-		{"elementwise", "add_row_f32", true},
+		{"elementwise", "add_row_f32", true}, {"elementwise", "swiglu_h16", true}, {"elementwise", "copy4_f32_f16", true},
 		{"elementwise", "copy_f32_f32", false}, {"elementwise", "copy_f32_f16", false}, {"elementwise", "copy_bf16_f32", false},
 		{"elementwise", "copy_f16_f32", false}, {"elementwise", "copy_f16_f16", false},
 	}
 	for _, dt := range weightTypes {
 		t := typeName(dt)
 		ks = append(ks, kernel{"embed", "embed_" + t, false}, kernel{"embed", "dequant_f16_" + t, false},
-			kernel{"embed", "dequant8_f16_" + t, true})
+			kernel{"embed", "dequant8_f16_" + t, true}, kernel{"embed", "dequant8u_f16_" + t, true})
 		for _, nc := range matVecWidths {
 			ks = append(ks, kernel{"matvec", fmt.Sprintf("mv_%s_%d", t, nc), false})
 		}

@@ -121,6 +121,9 @@ func (d *Device) SetRows(dst, src, rows backend.Buffer) {
 func (d *Device) SwiGLU(dst, gate, up backend.Buffer) {
 	o, g, u := d.buffer(dst, "SwiGLU dst"), d.buffer(gate, "SwiGLU gate"), d.buffer(up, "SwiGLU up")
 	need(sameF32(o, g) && sameF32(o, u), "SwiGLU: shapes or types differ")
+	if d.swigluH16(o, g, u) {
+		return
+	}
 	if !d.q8Next(o) {
 		d.elementwise("swiglu_f32", new(args).ptr(o.ptr).ptr(g.ptr).ptr(u.ptr), o.rows*o.cols)
 		return

@@ -107,6 +107,9 @@ func (d *Device) launchPair(p, q *heldPair) error {
 	if p.rope {
 		r := p.rp
 		pairs := func(x *Buffer) int { return x.cols / r.headDim * r.dims / 2 }
+		if d.ropeRows(n, r) {
+			return d.launchRopeRows(p, q)
+		}
 		if q == nil {
 			a := new(args).ptr(p.a.ptr).ptr(r.pos).ptr(r.factors).i32(p.a.cols).i32(r.headDim).i32(r.dims).f32(r.base).f32(r.scale).i32(r.neox)
 			return d.launch("rope_f32", dim3{n, ceilDiv(pairs(p.a), threads), 1}, block, a)

@@ -26,6 +26,35 @@ extern "C" __global__ void swiglu_q8(float *dst, const float *gate, const float 
 	}
 }
 
+// silu_mul is swiglu_f32's element: silu(g)·u.
+static __device__ __forceinline__ float silu_mul(float g, float u) { return g / (1.0f + expf(-g)) * u; }
+
+// swiglu_h16 is swiglu_f32 over n4 runs of 4 elements with 16-byte loads and stores
+// (every pointer 16-byte aligned), that also stores dst rounded to F16 in h: the
+// activations of the next batched MatMul (the GEMM path converts its input to F16
+// first), so that the GEMM needs no conversion pass. h may be null (dst only).
+extern "C" __global__ void swiglu_h16(float *dst, __half *h, const float *gate, const float *up, i64 n4) {
+	FOR_EACH_INDEX(i, n4) {
+		const float4 g = ((const float4 *)gate)[i], u = ((const float4 *)up)[i];
+		const float4 v = make_float4(silu_mul(g.x, u.x), silu_mul(g.y, u.y), silu_mul(g.z, u.z), silu_mul(g.w, u.w));
+		((float4 *)dst)[i] = v;
+		if (h != 0) {
+			__align__(8) __half2 p[2] = {__floats2half2_rn(v.x, v.y), __floats2half2_rn(v.z, v.w)};
+			((uint2 *)h)[i] = *(const uint2 *)p;
+		}
+	}
+}
+
+// copy4_f32_f16 is copy_f32_f16 over n4 runs of 4 elements (16-byte aligned source,
+// 8-byte aligned destination).
+extern "C" __global__ void copy4_f32_f16(__half *dst, const float *src, i64 n4) {
+	FOR_EACH_INDEX(i, n4) {
+		const float4 v = ((const float4 *)src)[i];
+		__align__(8) __half2 p[2] = {__floats2half2_rn(v.x, v.y), __floats2half2_rn(v.z, v.w)};
+		((uint2 *)dst)[i] = *(const uint2 *)p;
+	}
+}
+
 // add_f32: dst += x.
 extern "C" __global__ void add_f32(float *dst, const float *x, i64 n) {
 	FOR_EACH_INDEX(i, n) dst[i] += x[i];
