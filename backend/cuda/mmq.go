@@ -5,11 +5,7 @@ package cuda
 */
 import "C"
 
-import (
-	"fmt"
-
-	"github.com/infergo/infer/tensor"
-)
+import "github.com/infergo/infer/tensor"
 
 // MMQ_BM, MMQ_KT, MMQ_STRIDE and MMQ_THREADS of mmq.cu: the weight rows one block of an
 // MMQ kernel takes, the cols of a stage, the bytes of a row of a stage's tile in shared
@@ -20,6 +16,10 @@ const (
 	mmqStride  = mmqStage + 16
 	mmqThreads = 256
 )
+
+// mmqModule is the kernel module (kernels/mmq.cu) of the MMQ kernels, loaded only with
+// Options.MMQ.
+const mmqModule = "mmq"
 
 // cuFuncAttrMaxDynamicShared is CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
 const cuFuncAttrMaxDynamicShared = 8
@@ -36,9 +36,6 @@ func mmqTiles(dt tensor.DType) []int {
 	}
 	return []int{32, 64}
 }
-
-// mmqName is the MMQ kernel of weights dt with token tile bn: "mmq_q4_0_64".
-func mmqName(dt tensor.DType, bn int) string { return fmt.Sprintf("mmq_%s_%d", typeName(dt), bn) }
 
 // mmqSmem is the dynamic shared memory of mmq_<dt>_<bn>: two stage buffers of
 // MMQLayout (mmq.cu): the int8 weight and activation tiles, the weight scales (one per

@@ -94,12 +94,12 @@ func kernelTable() []kernel {
 		ks = append(ks, kernel{"embed", "embed_" + t, false}, kernel{"embed", "dequant_f16_" + t, false},
 			kernel{"embed", "dequant8_f16_" + t, true}, kernel{"embed", "dequant8u_f16_" + t, true})
 		for _, nc := range matVecWidths {
-			ks = append(ks, kernel{"matvec", fmt.Sprintf("mv_%s_%d", t, nc), false})
+			ks = append(ks, kernel{"matvec", mvName(dt, nc), false})
 		}
 		ks = append(ks, kernel{"matvec", fusedEntry(dt), true})
 		if quantized(dt) {
 			for _, bn := range mmqTiles(dt) {
-				ks = append(ks, kernel{"mmq", mmqName(dt, bn), true})
+				ks = append(ks, kernel{mmqModule, mmqName(dt, bn), true})
 			}
 		}
 	}
@@ -113,7 +113,7 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 	d.funcs = map[string]C.CUfunction{}
 	mods := map[string]C.CUmodule{}
 	for _, k := range kernelTable() {
-		if k.module == "mmq" && !d.mmqOn { // Options.MMQ off: not even JIT-compiled
+		if k.module == mmqModule && !d.mmqOn { // Options.MMQ off: not even JIT-compiled
 			continue
 		}
 		m, ok := mods[k.module]
