@@ -59,30 +59,136 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.At
 		d.run(entry, dim3{ceilDiv(n, flashRows), at.Heads, 1}, dim3{flashThreads, 1, 1}, a)
 		return
 	}
-	keys, warpKeys := splitKeys, warpMinKeys
-	if d.attnSplit.keys > 0 {
-		keys, warpKeys = d.attnSplit.keys, d.attnSplit.warpKeys
-	}
-	splits := 1
-	if n <= splitMaxRows {
-		splits = decodeSplits(ctx, keys)
-	}
+	gEntry, g, grouped := gqaEntry(kb.dt, hd, at.Heads/at.KVHeads)
+	grouped = grouped && n <= splitMaxRows
 	entry := decodeEntry(kb.dt, hd)
-	d.enqueue(entry, func() error {
-		var part, count C.CUdeviceptr
-		if splits > 1 {
-			var err error
-			if part, err = d.scratch(&d.attnPart, n*at.Heads*splits*(hd+2)*4); err != nil {
-				return err
+	d.enqueueAs("Attention", kernelCall|holdCall|exactCall, func() error {
+		if grouped && d.has(gEntry) {
+			if c := d.heldChain(); c != nil && d.held == nil && c.feeds(o, qb, kb, vb, p, at, g) {
+				d.pair = nil
+				return d.attendGrouped(gEntry, o, qb, kb, vb, p, at, g, c)
 			}
-			if count, err = d.zeroScratch(&d.attnCount, n*at.Heads*4); err != nil {
-				return err
-			}
+		}
+		if err := d.flush(); err != nil {
+			return err
+		}
+		if grouped && d.has(gEntry) {
+			return d.attendGrouped(gEntry, o, qb, kb, vb, p, at, g, nil)
+		}
+		defer d.wrote(o)
+		keys, warpKeys := d.splitPolicy()
+		splits := 1
+		if n <= splitMaxRows {
+			splits = decodeSplits(ctx, keys)
+		}
+		part, count, err := d.splitScratch(n, at.Heads, splits, hd)
+		if err != nil {
+			return err
 		}
 		a := new(args).ptr(o.ptr).ptr(qb.ptr).ptr(kb.ptr).ptr(vb.ptr).ptr(p.ptr).i32(at.Heads).i32(at.KVHeads).i32(hd).
 			f32(at.Scale).i32(ctx).i32(warpKeys).ptr(uint64(part)).ptr(uint64(count))
 		return d.launch(entry, dim3{at.Heads, n, splits}, dim3{attentionThreads, 1, 1}, a)
 	})
+}
+
+// splitPolicy is the split policy in force: the keys of a split and the fewest keys of
+// a warp (d.attnSplit in benchmarks and tests, else splitKeys and warpMinKeys).
+func (d *Device) splitPolicy() (keys, warpKeys int) {
+	if d.attnSplit.keys > 0 {
+		return d.attnSplit.keys, d.attnSplit.warpKeys
+	}
+	return splitKeys, warpMinKeys
+}
+
+// splitScratch returns the partial results and counters of a split launch of n rows
+// and heads heads (none for one split); it runs under the lock.
+func (d *Device) splitScratch(n, heads, splits, hd int) (part, count C.CUdeviceptr, err error) {
+	if splits == 1 {
+		return 0, 0, nil
+	}
+	if part, err = d.scratch(&d.attnPart, n*heads*splits*(hd+2)*4); err != nil {
+		return 0, 0, err
+	}
+	if count, err = d.zeroScratch(&d.attnCount, n*heads*4); err != nil {
+		return 0, 0, err
+	}
+	return part, count, nil
+}
+
+// gqaEntries names the K/V-head kernels (attention.cu's attention_gqa_*) by head
+// dimension 64, 128, 256 and query heads a block serves 1, 2, 4.
+var gqaEntries = [3][3]string{
+	{"attention_gqa_f16_hd64_g1", "attention_gqa_f16_hd64_g2", "attention_gqa_f16_hd64_g4"},
+	{"attention_gqa_f16_hd128_g1", "attention_gqa_f16_hd128_g2", "attention_gqa_f16_hd128_g4"},
+	{"attention_gqa_f16_hd256_g1", "attention_gqa_f16_hd256_g2", "attention_gqa_f16_hd256_g4"},
+}
+
+// gqaEntry names the decode kernel that reads an F16 cache once per K/V head, for head
+// dimension hd and group query heads per K/V head, and the query heads g one of its
+// blocks serves (the most of 4, 2, 1 that divides group); ok is false where there is
+// none (then the per-head kernels run).
+func gqaEntry(dt tensor.DType, hd, group int) (entry string, g int, ok bool) {
+	if dt != tensor.F16 {
+		return "", 0, false
+	}
+	var row int
+	switch hd {
+	case 64:
+		row = 0
+	case 128:
+		row = 1
+	case 256:
+		row = 2
+	default:
+		return "", 0, false
+	}
+	switch {
+	case group%4 == 0:
+		return gqaEntries[row][2], 4, true
+	case group%2 == 0:
+		return gqaEntries[row][1], 2, true
+	}
+	return gqaEntries[row][0], 1, true
+}
+
+// gqaSplits is the grid depth and the fewest keys a warp takes for a cache of ctx rows
+// when a block serves g query heads: g times decodeSplits' splits, so that the blocks
+// of a K/V head fill the GPU as the per-head kernels' do, and warps of at least 16 keys.
+func gqaSplits(ctx, g, keys, warpKeys int) (splits, minKeys int) {
+	return min(decodeSplits(ctx, keys)*g, maxSplits), max(warpKeys/g, min(warpKeys, 16))
+}
+
+// attendGrouped launches entry, an attention_gqa kernel serving g query heads a block,
+// for dst o; with c, the held RoPEs and cache stores that feed it, it is also their
+// launch (fused). It runs under the lock and reports what it writes.
+func (d *Device) attendGrouped(entry string, o, q, k, v, p *Buffer, at backend.Attention, g int, c *attnChain) error {
+	n, ctx, hd := o.rows, k.rows, at.HeadDim
+	keys, warpKeys := d.splitPolicy()
+	splits, minKeys := gqaSplits(ctx, g, keys, warpKeys)
+	part, count, err := d.splitScratch(n, at.Heads, splits, hd)
+	if err != nil {
+		return err
+	}
+	var kx, vx uint64
+	var rp ropeParams
+	fused := 0
+	if c != nil {
+		kx, vx, rp, fused = c.k.a.ptr, c.setV.a.ptr, c.q.rp, 1
+	}
+	a := new(args).ptr(o.ptr).ptr(q.ptr).ptr(kx).ptr(vx).ptr(k.ptr).ptr(v.ptr).ptr(p.ptr).i32(at.Heads).i32(at.KVHeads).
+		f32(at.Scale).i32(ctx).i32(minKeys).ptr(uint64(part)).ptr(uint64(count)).
+		ptr(rp.factors).i32(rp.dims).f32(rp.base).f32(rp.scale).i32(rp.neox).i32(fused)
+	if err := d.launch(entry, dim3{at.KVHeads * (at.Heads / at.KVHeads / g), n, splits}, dim3{attentionThreads, 1, 1}, a); err != nil {
+		return err
+	}
+	d.wrote(o)
+	if c != nil {
+		d.wrote(q)
+		d.wrote(c.k.a)
+		d.wrote(k)
+		d.wrote(v)
+	}
+	return nil
 }
 
 // decodeEntry names the per-row attention kernel for a cache of dt and head dimension hd:
