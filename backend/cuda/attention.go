@@ -59,7 +59,7 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.At
 		d.run(entry, dim3{ceilDiv(n, flashRows), at.Heads, 1}, dim3{flashThreads, 1, 1}, a)
 		return
 	}
-	gEntry, g, grouped := gqaEntry(kb.dt, hd, at.Heads/at.KVHeads)
+	gEntry, g, grouped := gqaEntry(kb.dt, hd, at.Heads/at.KVHeads, d.attnSplit.group)
 	grouped = grouped && n <= splitMaxRows
 	entry := decodeEntry(kb.dt, hd)
 	d.enqueueAs("Attention", kernelCall|holdCall|exactCall, func() error {
@@ -115,6 +115,10 @@ func (d *Device) splitScratch(n, heads, splits, hd int) (part, count C.CUdevicep
 	return part, count, nil
 }
 
+// gqaMax is the most query heads a block of the K/V-head kernels serves by default
+// (d.attnSplit.group replaces it in tests and benchmarks).
+const gqaMax = 4
+
 // gqaEntries names the K/V-head kernels (attention.cu's attention_gqa_*) by head
 // dimension 64, 128, 256 and query heads a block serves 1, 2, 4.
 var gqaEntries = [3][3]string{
@@ -125,9 +129,9 @@ var gqaEntries = [3][3]string{
 
 // gqaEntry names the decode kernel that reads an F16 cache once per K/V head, for head
 // dimension hd and group query heads per K/V head, and the query heads g one of its
-// blocks serves (the most of 4, 2, 1 that divides group); ok is false where there is
-// none (then the per-head kernels run).
-func gqaEntry(dt tensor.DType, hd, group int) (entry string, g int, ok bool) {
+// blocks serves (the most of 4, 2, 1 that divides group, and at most most when most >
+// 0); ok is false where there is none (then the per-head kernels run).
+func gqaEntry(dt tensor.DType, hd, group, most int) (entry string, g int, ok bool) {
 	if dt != tensor.F16 {
 		return "", 0, false
 	}
@@ -142,43 +146,70 @@ func gqaEntry(dt tensor.DType, hd, group int) (entry string, g int, ok bool) {
 	default:
 		return "", 0, false
 	}
+	if most <= 0 {
+		most = gqaMax
+	}
 	switch {
-	case group%4 == 0:
+	case group%4 == 0 && most >= 4:
 		return gqaEntries[row][2], 4, true
-	case group%2 == 0:
+	case group%2 == 0 && most >= 2:
 		return gqaEntries[row][1], 2, true
 	}
 	return gqaEntries[row][0], 1, true
 }
 
+// The K/V-head kernels' split policy: decodeSplits' one split per splitKeys rows of
+// capacity, but short caches split more (one split per gqaShortKeys rows up to
+// gqaShortMin of them) into warps of as few as gqaWarpKeys keys, a tile of
+// attention_gqa's G = 1 kernels: a short cache is read in one round of loads rather
+// than two. A block serving g query heads does g times the work of a key, so the
+// splits are g times as many.
+const (
+	gqaWarpKeys  = 16
+	gqaShortKeys = 64
+	gqaShortMin  = 8
+)
+
 // gqaSplits is the grid depth and the fewest keys a warp takes for a cache of ctx rows
-// when a block serves g query heads: g times decodeSplits' splits, so that the blocks
-// of a K/V head fill the GPU as the per-head kernels' do, and warps of at least 16 keys.
+// when a block serves g query heads, under the split policy (keys, warpKeys), or
+// (splitKeys, gqaWarpKeys) when keys is 0.
 func gqaSplits(ctx, g, keys, warpKeys int) (splits, minKeys int) {
-	return min(decodeSplits(ctx, keys)*g, maxSplits), max(warpKeys/g, min(warpKeys, 16))
+	if keys == 0 {
+		keys, warpKeys = splitKeys, gqaWarpKeys
+	}
+	s := max(ceilDiv(ctx, keys), min(ceilDiv(ctx, gqaShortKeys), gqaShortMin))
+	return min(s*g, maxSplits), max(warpKeys/g, min(warpKeys, gqaWarpKeys))
 }
 
 // attendGrouped launches entry, an attention_gqa kernel serving g query heads a block,
 // for dst o; with c, the held RoPEs and cache stores that feed it, it is also their
-// launch (fused). It runs under the lock and reports what it writes.
+// launch (fused; the K/V heads' counters follow the split counters in attnCount). It
+// runs under the lock and reports what it writes.
 func (d *Device) attendGrouped(entry string, o, q, k, v, p *Buffer, at backend.Attention, g int, c *attnChain) error {
 	n, ctx, hd := o.rows, k.rows, at.HeadDim
-	keys, warpKeys := d.splitPolicy()
-	splits, minKeys := gqaSplits(ctx, g, keys, warpKeys)
+	splits, minKeys := gqaSplits(ctx, g, d.attnSplit.keys, d.attnSplit.warpKeys)
 	part, count, err := d.splitScratch(n, at.Heads, splits, hd)
 	if err != nil {
 		return err
 	}
+	blocksPerKV := at.Heads / at.KVHeads / g
 	var kx, vx uint64
+	var kvCount C.CUdeviceptr
 	var rp ropeParams
 	fused := 0
 	if c != nil {
 		kx, vx, rp, fused = c.k.a.ptr, c.setV.a.ptr, c.q.rp, 1
+		if blocksPerKV > 1 { // counters after the splits' (n = 1)
+			if kvCount, err = d.zeroScratch(&d.attnCount, (at.Heads+at.KVHeads)*4); err != nil {
+				return err
+			}
+			kvCount += C.CUdeviceptr(at.Heads * 4)
+		}
 	}
 	a := new(args).ptr(o.ptr).ptr(q.ptr).ptr(kx).ptr(vx).ptr(k.ptr).ptr(v.ptr).ptr(p.ptr).i32(at.Heads).i32(at.KVHeads).
-		f32(at.Scale).i32(ctx).i32(minKeys).ptr(uint64(part)).ptr(uint64(count)).
+		f32(at.Scale).i32(ctx).i32(minKeys).ptr(uint64(part)).ptr(uint64(count)).ptr(uint64(kvCount)).
 		ptr(rp.factors).i32(rp.dims).f32(rp.base).f32(rp.scale).i32(rp.neox).i32(fused)
-	if err := d.launch(entry, dim3{at.KVHeads * (at.Heads / at.KVHeads / g), n, splits}, dim3{attentionThreads, 1, 1}, a); err != nil {
+	if err := d.launch(entry, dim3{at.KVHeads * blocksPerKV, n, splits}, dim3{attentionThreads, 1, 1}, a); err != nil {
 		return err
 	}
 	d.wrote(o)

@@ -109,12 +109,19 @@ func BenchmarkAttentionDecodeStep(b *testing.B) {
 }
 
 // BenchmarkAttentionDecodeGQA is BenchmarkAttentionDecodeStep for llama 3 8B's shape:
-// 32 query heads over 8 K/V heads of 128 (-bench AttentionDecodeGQA).
+// 32 query heads over 8 K/V heads of 128 (-bench AttentionDecodeGQA), with the query
+// heads a block serves capped at 1, 2 and 4 (most=).
 func BenchmarkAttentionDecodeGQA(b *testing.B) {
 	d := openTest(b)
 	for _, c := range decodeAttnCases {
 		s := newAttnStepKV(b, d, c.ctx, c.pos, 8)
-		b.Run(fmt.Sprintf("ctx=%d/pos=%d", c.ctx, c.pos), func(b *testing.B) { s.bench(b, d) })
+		for _, most := range []int{1, 2, 4} {
+			b.Run(fmt.Sprintf("ctx=%d/pos=%d/most=%d", c.ctx, c.pos, most), func(b *testing.B) {
+				d.attnSplit.group = most
+				defer func() { d.attnSplit.group = 0 }()
+				s.bench(b, d)
+			})
+		}
 		s.free(d)
 	}
 }

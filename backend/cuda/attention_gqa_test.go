@@ -15,23 +15,24 @@ import (
 )
 
 // TestAttentionGroups checks the K/V-head decode kernels (attention_gqa_*) for every way
-// a group of query heads maps onto blocks: one head a block (no grouping, and a group of
-// 3), two, four, and a group of 8 over two blocks; one row and eight, under the default
-// split policy and one of short warps, against softmax(q·kᵀ)·v in float64.
+// a group of query heads maps onto blocks: one head a block (no grouping, a group of 3,
+// and groups with the blocks capped at one head), two, four, and a group of 8 over two
+// blocks; one row and eight, under the default split policy and one of short warps,
+// against softmax(q·kᵀ)·v in float64.
 func TestAttentionGroups(t *testing.T) {
 	d := openTest(t)
-	groups := []struct{ heads, kvHeads int }{{4, 4}, {6, 2}, {8, 4}, {8, 2}, {8, 1}}
+	groups := []struct{ heads, kvHeads, most int }{{4, 4, 0}, {6, 2, 0}, {8, 4, 0}, {8, 2, 0}, {8, 1, 0}, {8, 2, 1}, {8, 1, 2}}
 	policies := []struct{ keys, warpKeys int }{{splitKeys, warpMinKeys}, {64, 8}}
 	for _, hd := range []int{64, 128, 256} {
 		for _, gr := range groups {
 			for _, pol := range policies {
-				entry, _, _ := gqaEntry(tensor.F16, hd, gr.heads/gr.kvHeads)
+				entry, _, _ := gqaEntry(tensor.F16, hd, gr.heads/gr.kvHeads, gr.most)
 				t.Run(fmt.Sprintf("%s/%d,%d/split=%d,%d", entry, gr.heads, gr.kvHeads, pol.keys, pol.warpKeys), func(t *testing.T) {
 					if !d.has(entry) {
 						t.Fatalf("%s not loaded", entry)
 					}
-					d.attnSplit.keys, d.attnSplit.warpKeys = pol.keys, pol.warpKeys
-					defer func() { d.attnSplit.keys = 0 }()
+					d.attnSplit.keys, d.attnSplit.warpKeys, d.attnSplit.group = pol.keys, pol.warpKeys, gr.most
+					defer func() { d.attnSplit.keys, d.attnSplit.group = 0, 0 }()
 					seed := uint64(hd + 10*gr.heads + gr.kvHeads)
 					checkAttention(t, d, tensor.F16, 1500, gr.heads, gr.kvHeads, hd, []int32{1499, 700, 0, 31, 32, 33, 1000, 127}, seed)
 					checkAttention(t, d, tensor.F16, 1500, gr.heads, gr.kvHeads, hd, []int32{1234}, seed+1)
@@ -41,10 +42,12 @@ func TestAttentionGroups(t *testing.T) {
 	}
 }
 
-// fusedCase is one shape of TestAttentionFused.
+// fusedCase is one shape of TestAttentionFused; most caps the query heads a block
+// serves (0: the default).
 type fusedCase struct {
 	heads, kvHeads, hd, dims int
 	neox, factors            bool
+	most                     int
 }
 
 // TestAttentionFused runs a decode step's RoPE of q and k, cache stores of k and v and
@@ -52,15 +55,21 @@ type fusedCase struct {
 // set_rows_f16, the attention kernel alone) on the same inputs, eagerly and replayed
 // from a recorded graph at changing positions, and requires the same bits in every
 // buffer either writes: the attention output, the rotated q and k, both caches. The
-// unfused output is also checked against softmax(q·kᵀ)·v in float64 over what the
-// unfused kernels left in q and the caches.
+// shapes take one block per K/V head and several (a group over blocks of 1 or 2 heads:
+// the rotated k is written back by the last of them). The unfused output is also
+// checked against softmax(q·kᵀ)·v in float64 over what the unfused kernels left in q
+// and the caches.
 func TestAttentionFused(t *testing.T) {
 	d := openTest(t)
 	for _, c := range []fusedCase{
-		{8, 8, 128, 128, false, false}, {8, 2, 128, 128, true, false}, {8, 4, 128, 64, true, true},
-		{4, 1, 64, 64, false, true}, {4, 4, 256, 256, true, false}, {12, 3, 128, 128, false, false},
+		{8, 8, 128, 128, false, false, 0}, {8, 2, 128, 128, true, false, 0}, {8, 4, 128, 64, true, true, 0},
+		{4, 1, 64, 64, false, true, 0}, {4, 4, 256, 256, true, false, 0}, {12, 3, 128, 128, false, false, 0},
+		{8, 2, 128, 128, false, false, 1}, {8, 1, 128, 128, true, false, 2}, {16, 2, 128, 128, false, true, 0},
+		{8, 1, 64, 64, false, false, 1},
 	} {
-		t.Run(fmt.Sprintf("%d,%d/hd=%d/dims=%d/neox=%v/factors=%v", c.heads, c.kvHeads, c.hd, c.dims, c.neox, c.factors), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d,%d/hd=%d/dims=%d/neox=%v/factors=%v/most=%d", c.heads, c.kvHeads, c.hd, c.dims, c.neox, c.factors, c.most), func(t *testing.T) {
+			d.attnSplit.group = c.most
+			defer func() { d.attnSplit.group = 0 }()
 			checkFused(t, d, c)
 		})
 	}
@@ -111,12 +120,31 @@ func checkFused(t *testing.T, d *Device, c fusedCase) {
 			}
 		}
 	}
-	step := func(kn backend.Kernels, s *fusedStep) {
+	feeds := func(kn backend.Kernels, s *fusedStep) {
 		kn.RoPE(s.q, s.pos, rope)
 		kn.RoPE(s.k, s.pos, rope)
 		kn.SetRows(s.kc, s.k, s.pos)
 		kn.SetRows(s.vc, s.v, s.pos)
+	}
+	step := func(kn backend.Kernels, s *fusedStep) {
+		feeds(kn, s)
 		kn.Attention(s.dst, s.q, s.kc, s.vc, s.pos, at)
+	}
+	// held checks that the four calls before attention are held as one chain that the
+	// attention call takes (so that the fused kernel is what runs).
+	held := func(s *fusedStep) {
+		err := d.lock(holdCall, func() error {
+			c := d.heldChain()
+			_, g, _ := gqaEntry(tensor.F16, c0hd(c), at.Heads/at.KVHeads, d.attnSplit.group)
+			if c == nil || c.setV == nil || d.held != nil ||
+				!c.feeds(d.buffer(s.dst, ""), d.buffer(s.q, ""), d.buffer(s.kc, ""), d.buffer(s.vc, ""), d.buffer(s.pos, ""), at, g) {
+				return fmt.Errorf("the step's RoPEs and stores are not held for attention (chain %+v)", c)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	download := func(s *fusedStep) [][]byte {
 		var out [][]byte
@@ -144,7 +172,9 @@ func checkFused(t *testing.T, d *Device, c fusedCase) {
 		want := download(un)
 		reset(fu, p)
 		if i%2 == 0 {
-			step(d, fu)
+			feeds(d, fu)
+			held(fu)
+			d.Attention(fu.dst, fu.q, fu.kc, fu.vc, fu.pos, at)
 		} else if err := g.Launch(); err != nil {
 			t.Fatal(err)
 		}
@@ -224,7 +254,8 @@ func TestAttnChainTakes(t *testing.T) {
 	}{
 		{"the step's attention", full(), o, q, kc, vc, pos, at, 4, true},
 		{"stores missing", func() *attnChain { ch := chain(); ch.takes(set(kc, k, pos)); return ch }(), o, q, kc, vc, pos, at, 4, false},
-		{"half a group a block", full(), o, q, kc, vc, pos, backend.Attention{Heads: 32, KVHeads: 4, HeadDim: 128}, 4, false},
+		{"two blocks a K/V head", full(), o, q, kc, vc, pos, backend.Attention{Heads: 32, KVHeads: 4, HeadDim: 128}, 4, true},
+		{"a block over two groups", full(), o, q, kc, vc, pos, backend.Attention{Heads: 32, KVHeads: 16, HeadDim: 128}, 4, false},
 		{"other q", full(), o, fakeBuf(0x70000, 1, 4096), kc, vc, pos, at, 4, false},
 		{"caches swapped", full(), o, q, vc, kc, pos, at, 4, false},
 		{"other positions", full(), o, q, kc, vc, pos2, at, 4, false},
@@ -236,4 +267,12 @@ func TestAttnChainTakes(t *testing.T) {
 			t.Errorf("feeds %s: %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// c0hd is the head dimension of the chain's RoPEs, 0 without a chain.
+func c0hd(c *attnChain) int {
+	if c == nil {
+		return 0
+	}
+	return c.q.rp.headDim
 }

@@ -25,7 +25,7 @@ type attnChain struct {
 // row each, a head dimension with a fused kernel, fusion on and the pair kernels there
 // (the chain's fallback launches).
 func (d *Device) chains(p, r *heldPair) bool {
-	_, _, ok := gqaEntry(tensor.F16, p.rp.headDim, 1)
+	_, _, ok := gqaEntry(tensor.F16, p.rp.headDim, 1, 0)
 	return ok && !d.noFuse && p.rope && r.rope && p.a.rows == 1 && r.a.rows == 1 && p.rp.dims <= p.rp.headDim &&
 		d.has("rope2_f32") && d.has("set_rows2_f16")
 }
@@ -68,11 +68,10 @@ func (c *attnChain) takes(s *heldPair) bool {
 
 // feeds reports whether attention into o of q over the caches k, v at positions p, with
 // g query heads a block, reads what the complete chain c writes and can be its fused
-// launch: one row, the chain's q, caches and positions, a block per K/V head's whole
-// group (the block holding the new key writes it once), and o overlapping nothing the
-// kernel reads.
+// launch: one row, the chain's q, caches and positions, g dividing the K/V heads' group,
+// and o overlapping nothing the kernel reads.
 func (c *attnChain) feeds(o, q, k, v, p *Buffer, at backend.Attention, g int) bool {
-	if c.setV == nil || o.rows != 1 || g != at.Heads/at.KVHeads || c.q.rp.headDim != at.HeadDim {
+	if c.setV == nil || o.rows != 1 || g < 1 || (at.Heads/at.KVHeads)%g != 0 || c.q.rp.headDim != at.HeadDim {
 		return false
 	}
 	same := func(a, b *Buffer) bool { return a.ptr == b.ptr && a.rows == b.rows && a.cols == b.cols }

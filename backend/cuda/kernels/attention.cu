@@ -406,15 +406,16 @@ ATT_VEC(attention_f32_hd128, float, 128)
 //
 // Fused (fused != 0, one query row): the kernel is also the decode step's RoPE of q and
 // k and its cache store (rope2_f32 and set_rows2_f16 before it otherwise): q and the new
-// row's k (kx, unrotated, (1, kvHeads·HD) F32) are rotated as rope_row does; the block
-// holding key P = pos[0] (one per K/V head: G is the whole group) stores the rotated k
-// and v (vx) rounded to F16 in cache row P, writes the rotated k back to kx, and takes
-// key P from shared memory rather than from the cache; the block that finishes a head
-// (att_gqa_finish) writes the rotated q back to q. Every value is computed as the
-// separate kernels compute it, so the results are those of the unfused launches.
+// row's k (kx, unrotated, (1, kvHeads·HD) F32) are rotated as rope_row does. The blocks
+// holding key P = pos[0] (one per block of a K/V head's query heads) take it from shared
+// memory rather than from the cache; the first of them stores the rotated k and v (vx)
+// rounded to F16 in cache row P, and the last of them to have read k (kvCount) writes
+// the rotated k back to kx. The block that finishes a head (att_gqa_finish) writes the
+// rotated q back to q. Every value is computed as the separate kernels compute it, so
+// the results are those of the unfused launches.
 
 #ifndef ATT_GQA_NL1
-#define ATT_GQA_NL1 16 // NL for G = 1 (llama 2's heads)
+#define ATT_GQA_NL1 8 // NL for G = 1 (16: 211 registers, 2 blocks an SM; 8: 127, 4)
 #endif
 #ifndef ATT_GQA_NL
 #define ATT_GQA_NL 8 // NL for G > 1
@@ -425,11 +426,12 @@ ATT_VEC(attention_f32_hd128, float, 128)
 template <int HD, int G>
 struct att_gqa_smem {
 	float q[G][HD]; // the G heads' q, rotated when fused, unscaled
+	float kf[HD];   // the new row's k, rotated (fused)
 	__align__(16) __half kn[HD];
-	__align__(16) __half vn[HD]; // the new row's k and v (fused)
+	__align__(16) __half vn[HD]; // the new row's k and v as the cache holds them (fused)
 	float m[G][ATT_WARPS], l[G][ATT_WARPS];
 	float acc[G][ATT_WARPS][HD];
-	float w[ATT_MAX_SPLITS];
+	float w[G][ATT_MAX_SPLITS];
 	float red[WARP];
 	int last;
 };
@@ -450,13 +452,14 @@ static __device__ __forceinline__ void att_rope(const float *x, int p, int i, co
 }
 
 // att_gqa_finish is att_finish for the G heads h0.. of the block, with one counter per
-// block position (count[i·heads + h0]); the block that writes the heads' results also
-// writes the rotated q back to qw when qw is not null.
+// block position (count[i·heads + h0]); the last split merges the heads' partial results
+// with the whole block for one head, else with warp gh for head gh. The block that writes
+// the heads' results also writes the rotated q back to qw when qw is not null.
 template <int HD, int G>
 static __device__ void att_gqa_finish(att_gqa_smem<HD, G> &sh, float *dst, float *part, int *count, float *qw, int i,
                                       int h0, int heads, int active) {
 	__syncthreads();
-	const int stride = HD + 2;
+	const int stride = HD + 2, lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
 #pragma unroll 1
 	for (int gh = 0; gh < G; gh++) {
 		float mAll = NEG_INF;
@@ -493,10 +496,11 @@ static __device__ void att_gqa_finish(att_gqa_smem<HD, G> &sh, float *dst, float
 		__syncthreads();
 		if (!sh.last) return;
 		__threadfence();
-#pragma unroll 1
-		for (int gh = 0; gh < G; gh++) {
-			const float *pr0 = part + ((size_t)i * heads + h0 + gh) * gridDim.z * stride;
-			float *dr = dst + ((size_t)i * heads + h0 + gh) * HD;
+		// The other splits' results are read through L2 (__ldcg): they were written by
+		// other SMs. The loads of 16 splits are issued at once.
+		if constexpr (G == 1) {
+			const float *pr0 = part + ((size_t)i * heads + h0) * gridDim.z * stride;
+			float *dr = dst + ((size_t)i * heads + h0) * HD;
 			float mx = NEG_INF;
 			for (int s = threadIdx.x; s < active; s += blockDim.x) mx = fmaxf(mx, __ldcg(pr0 + s * stride));
 			mx = block_max(mx, sh.red);
@@ -504,17 +508,43 @@ static __device__ void att_gqa_finish(att_gqa_smem<HD, G> &sh, float *dst, float
 			for (int s = threadIdx.x; s < active; s += blockDim.x) {
 				const float l = __ldcg(pr0 + s * stride + 1);
 				const float w = l > 0.0f ? expf(__ldcg(pr0 + s * stride) - mx) : 0.0f;
-				sh.w[s] = w;
+				sh.w[0][s] = w;
 				ls += l * w;
 			}
 			ls = block_sum(ls, sh.red); // its barrier also publishes sh.w
 			for (int d = threadIdx.x; d < HD; d += blockDim.x) {
 				float o = 0.0f;
-#pragma unroll 4
-				for (int s = 0; s < active; s++) o += sh.w[s] * __ldcg(pr0 + s * stride + 2 + d);
+#pragma unroll 16
+				for (int s = 0; s < active; s++) o += sh.w[0][s] * __ldcg(pr0 + s * stride + 2 + d);
 				dr[d] = o / ls;
 			}
-			__syncthreads(); // sh.w is read before the next head writes it
+		} else if (warp < G) {
+			const int gh = warp;
+			const float *pr0 = part + ((size_t)i * heads + h0 + gh) * gridDim.z * stride;
+			float *dr = dst + ((size_t)i * heads + h0 + gh) * HD;
+			float mx = NEG_INF;
+			for (int s = lane; s < active; s += WARP) mx = fmaxf(mx, __ldcg(pr0 + s * stride));
+			mx = warp_max(mx);
+			float ls = 0.0f;
+			for (int s = lane; s < active; s += WARP) {
+				const float l = __ldcg(pr0 + s * stride + 1);
+				const float w = l > 0.0f ? expf(__ldcg(pr0 + s * stride) - mx) : 0.0f;
+				sh.w[gh][s] = w;
+				ls += l * w;
+			}
+			ls = warp_sum(ls);
+			__syncwarp();
+			float o[HD / WARP];
+#pragma unroll
+			for (int k = 0; k < HD / WARP; k++) o[k] = 0.0f;
+#pragma unroll 16
+			for (int s = 0; s < active; s++) {
+				const float w = sh.w[gh][s];
+#pragma unroll
+				for (int k = 0; k < HD / WARP; k++) o[k] += w * __ldcg(pr0 + s * stride + 2 + lane + k * WARP);
+			}
+#pragma unroll
+			for (int k = 0; k < HD / WARP; k++) dr[lane + k * WARP] = o[k] / ls;
 		}
 		if (threadIdx.x == 0) count[i * heads + h0] = 0;
 	}
@@ -526,7 +556,8 @@ static __device__ void att_gqa_finish(att_gqa_smem<HD, G> &sh, float *dst, float
 template <int HD, int G>
 static __device__ void att_gqa(float *dst, float *q, float *kx, const float *vx, __half *kc, __half *vc, const int *pos,
                                int heads, int kvHeads, float scale, int ctx, int minKeys, float *part, int *count,
-                               const float *factors, int dims, float base, float rscale, int neox, int fused) {
+                               int *kvCount, const float *factors, int dims, float base, float rscale, int neox,
+                               int fused) {
 	constexpr int E = 8, LPK = HD / E, KPL = WARP / LPK;
 	constexpr int NLM = G == 1 ? ATT_GQA_NL1 : ATT_GQA_NL;
 	constexpr int NL = LPK < NLM ? LPK : NLM, DUP = LPK / NL, T = NL * KPL;
@@ -581,35 +612,49 @@ static __device__ void att_gqa(float *dst, float *q, float *kx, const float *vx,
 			sh.q[p / half][a] = o0;
 			sh.q[p / half][b] = o1;
 		}
-		if (newRow) { // k rotated in place (as rope_f32), k and v stored as set_rows_f16
-			float *kr0 = kx + (size_t)kvh * HD;
-			const float *vr0 = vx + (size_t)kvh * HD;
-			__half *kd = kc + (size_t)P * kvStride + (size_t)kvh * HD, *vd = vc + (size_t)P * kvStride + (size_t)kvh * HD;
+		if (newRow) { // k rotated as rope_f32 does; k and v stored as set_rows_f16 (first block of the K/V head)
+			const float *kr0 = kx + (size_t)kvh * HD, *vr0 = vx + (size_t)kvh * HD;
+			__half *kd = 0, *vd = 0;
+			if (blockIdx.x % blocksPerKV == 0)
+				kd = kc + (size_t)P * kvStride + (size_t)kvh * HD, vd = vc + (size_t)P * kvStride + (size_t)kvh * HD;
 			for (int e = tid; e < HD; e += blockDim.x) {
 				const __half hv = __float2half_rn(vr0[e]);
 				sh.vn[e] = hv;
-				vd[e] = hv;
+				if (vd) vd[e] = hv;
 				if (e >= dims) {
-					const __half hk = __float2half_rn(kr0[e]);
+					const float x = kr0[e];
+					const __half hk = __float2half_rn(x);
+					sh.kf[e] = x;
 					sh.kn[e] = hk;
-					kd[e] = hk;
+					if (kd) kd[e] = hk;
 				}
 			}
 			for (int p = tid; p < half; p += blockDim.x) {
 				int a, b;
 				float o0, o1;
 				att_rope(kr0, P, p, factors, dims, base, rscale, neox, a, b, o0, o1);
-				kr0[a] = o0;
-				kr0[b] = o1;
 				const __half h0v = __float2half_rn(o0), h1v = __float2half_rn(o1);
+				sh.kf[a] = o0;
+				sh.kf[b] = o1;
 				sh.kn[a] = h0v;
 				sh.kn[b] = h1v;
-				kd[a] = h0v;
-				kd[b] = h1v;
+				if (kd) kd[a] = h0v, kd[b] = h1v;
 			}
 		}
 	}
 	__syncthreads();
+	if (newRow) { // the rotated k replaces k once every block of the K/V head has read it
+		bool last = blocksPerKV == 1;
+		if (!last) {
+			if (tid == 0) sh.last = atomicAdd(kvCount + kvh, 1) == blocksPerKV - 1;
+			__syncthreads();
+			last = sh.last;
+		}
+		if (last) {
+			for (int e = tid; e < dims; e += blockDim.x) kx[(size_t)kvh * HD + e] = sh.kf[e];
+			if (tid == 0 && blocksPerKV > 1) kvCount[kvh] = 0;
+		}
+	}
 	if (skip >= 0) { // the first tile's key P
 #pragma unroll
 		for (int r = 0; r < NL; r++) {
@@ -688,16 +733,17 @@ static __device__ void att_gqa(float *dst, float *q, float *kx, const float *vx,
 }
 
 // attention_gqa_f16_hdN_gG(dst, q, kx, vx, kc, vc, pos, heads, kvHeads, scale, ctx,
-// minKeys, part, count, factors, dims, base, ropeScale, neox, fused): grid
+// minKeys, part, count, kvCount, factors, dims, base, ropeScale, neox, fused): grid
 // (kvHeads·heads/kvHeads/G, n, splits), block ATT_WARPS·32; kx, vx, factors and the
-// RoPE parameters are read only when fused (then n = 1 and G = heads/kvHeads).
+// RoPE parameters are read only when fused (then n = 1), kvCount (kvHeads counters,
+// zeroed once, left at zero) only when fused with more than one block per K/V head.
 #define ATT_GQA(HD, G)                                                                                                \
 	extern "C" __global__ void __launch_bounds__(ATT_WARPS *WARP) attention_gqa_f16_hd##HD##_g##G(                    \
 	    float *dst, float *q, float *kx, const float *vx, __half *kc, __half *vc, const int *pos, int heads,           \
-	    int kvHeads, float scale, int ctx, int minKeys, float *part, int *count, const float *factors, int dims,     \
-	    float base, float rscale, int neox, int fused) {                                                              \
-		att_gqa<HD, G>(dst, q, kx, vx, kc, vc, pos, heads, kvHeads, scale, ctx, minKeys, part, count, factors, dims,  \
-		               base, rscale, neox, fused);                                                                    \
+	    int kvHeads, float scale, int ctx, int minKeys, float *part, int *count, int *kvCount,                       \
+	    const float *factors, int dims, float base, float rscale, int neox, int fused) {                             \
+		att_gqa<HD, G>(dst, q, kx, vx, kc, vc, pos, heads, kvHeads, scale, ctx, minKeys, part, count, kvCount,        \
+		               factors, dims, base, rscale, neox, fused);                                                     \
 	}
 ATT_GQA(64, 1)
 ATT_GQA(64, 2)
