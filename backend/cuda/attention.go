@@ -116,8 +116,12 @@ func (d *Device) splitScratch(n, heads, splits, hd int) (part, count C.CUdevicep
 }
 
 // gqaMax is the most query heads a block of the K/V-head kernels serves by default
-// (d.attnSplit.group replaces it in tests and benchmarks).
-const gqaMax = 4
+// (d.attnSplit.group replaces it in tests and benchmarks). One: on an H200 the blocks
+// of one head each read a K/V head's cache through the L2 faster than blocks of 2 or 4
+// heads read it once (BenchmarkAttentionDecodeGQA, 8B shape: 20.9 us a layer at depth
+// 5071 for one head a block, 17.2 for two, 25.3 for four; 8.5, 9.4, 11.2 at 511), and
+// `infer bench` of the 8B runs faster with one (decattn2's notes).
+const gqaMax = 1
 
 // gqaEntries names the K/V-head kernels (attention.cu's attention_gqa_*) by head
 // dimension 64, 128, 256 and query heads a block serves 1, 2, 4.
@@ -158,27 +162,15 @@ func gqaEntry(dt tensor.DType, hd, group, most int) (entry string, g int, ok boo
 	return gqaEntries[row][0], 1, true
 }
 
-// The K/V-head kernels' split policy: decodeSplits' one split per splitKeys rows of
-// capacity, but short caches split more (one split per gqaShortKeys rows up to
-// gqaShortMin of them) into warps of as few as gqaWarpKeys keys, a tile of
-// attention_gqa's G = 1 kernels: a short cache is read in one round of loads rather
-// than two. A block serving g query heads does g times the work of a key, so the
-// splits are g times as many.
-const (
-	gqaWarpKeys  = 16
-	gqaShortKeys = 64
-	gqaShortMin  = 8
-)
+// gqaWarpKeys is the fewest keys a warp of a block serving several query heads takes
+// (the policy's warpKeys / g down to this).
+const gqaWarpKeys = 16
 
 // gqaSplits is the grid depth and the fewest keys a warp takes for a cache of ctx rows
-// when a block serves g query heads, under the split policy (keys, warpKeys), or
-// (splitKeys, gqaWarpKeys) when keys is 0.
+// when a block serves g query heads, under the split policy (keys, warpKeys): g times
+// decodeSplits' splits, since such a block does g times the work of a key.
 func gqaSplits(ctx, g, keys, warpKeys int) (splits, minKeys int) {
-	if keys == 0 {
-		keys, warpKeys = splitKeys, gqaWarpKeys
-	}
-	s := max(ceilDiv(ctx, keys), min(ceilDiv(ctx, gqaShortKeys), gqaShortMin))
-	return min(s*g, maxSplits), max(warpKeys/g, min(warpKeys, gqaWarpKeys))
+	return min(decodeSplits(ctx, keys)*g, maxSplits), max(warpKeys/g, min(warpKeys, gqaWarpKeys))
 }
 
 // attendGrouped launches entry, an attention_gqa kernel serving g query heads a block,
@@ -187,7 +179,8 @@ func gqaSplits(ctx, g, keys, warpKeys int) (splits, minKeys int) {
 // runs under the lock and reports what it writes.
 func (d *Device) attendGrouped(entry string, o, q, k, v, p *Buffer, at backend.Attention, g int, c *attnChain) error {
 	n, ctx, hd := o.rows, k.rows, at.HeadDim
-	splits, minKeys := gqaSplits(ctx, g, d.attnSplit.keys, d.attnSplit.warpKeys)
+	keys, warpKeys := d.splitPolicy()
+	splits, minKeys := gqaSplits(ctx, g, keys, warpKeys)
 	part, count, err := d.splitScratch(n, at.Heads, splits, hd)
 	if err != nil {
 		return err
