@@ -35,6 +35,11 @@ const (
 	maxSplits    = 256
 )
 
+// An F16 cache with a head dimension of 64, 128 or 256 goes through attention_gqa_*
+// instead (attendGrouped): the same splits, blocks of g query heads of a K/V head (one
+// by default: gqaMax), and for a batch-1 decode step the RoPE of q and k and the cache
+// stores before it in the same launch (attnchain.go).
+
 // decodeSplits is the number of splits for a cache of ctx rows when a split takes keys of
 // its capacity (splitKeys but in benchmarks).
 func decodeSplits(ctx, keys int) int {

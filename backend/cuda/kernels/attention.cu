@@ -15,7 +15,9 @@
 // and a tile's K and V rows are all in flight at once; the partial dot products are
 // reduce-scattered over each key's lanes, leaving one key's score per lane. attention_f16
 // and attention_f32 (att_generic) take any head dimension up to ATT_MAX_DIM: lane j
-// scores key j of a tile of 32 with q in shared memory.
+// scores key j of a tile of 32 with q in shared memory. attention_gqa_f16_hdN_gG
+// (att_gqa, below) is att_vec for an F16 cache with blocks of G query heads of a K/V
+// head, and can also be a batch-1 decode step's RoPE and cache store (fused).
 #include "common.cuh"
 
 #define ATT_WARPS 4
