@@ -35,6 +35,11 @@ const (
 	maxSplits    = 256
 )
 
+// An F16 cache with a head dimension of 64, 128 or 256 goes through attention_gqa_*
+// instead (attendGrouped): the same splits, blocks of g query heads of a K/V head (one
+// by default: gqaMax), and for a batch-1 decode step the RoPE of q and k and the cache
+// stores before it in the same launch (attnchain.go).
+
 // decodeSplits is the number of splits for a cache of ctx rows when a split takes keys of
 // its capacity (splitKeys but in benchmarks).
 func decodeSplits(ctx, keys int) int {
@@ -59,30 +64,160 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.At
 		d.run(entry, dim3{ceilDiv(n, flashRows), at.Heads, 1}, dim3{flashThreads, 1, 1}, a)
 		return
 	}
-	keys, warpKeys := splitKeys, warpMinKeys
-	if d.attnSplit.keys > 0 {
-		keys, warpKeys = d.attnSplit.keys, d.attnSplit.warpKeys
-	}
-	splits := 1
-	if n <= splitMaxRows {
-		splits = decodeSplits(ctx, keys)
-	}
+	gEntry, g, grouped := gqaEntry(kb.dt, hd, at.Heads/at.KVHeads, d.attnSplit.group)
+	grouped = grouped && n <= splitMaxRows
 	entry := decodeEntry(kb.dt, hd)
-	d.enqueue(entry, func() error {
-		var part, count C.CUdeviceptr
-		if splits > 1 {
-			var err error
-			if part, err = d.scratch(&d.attnPart, n*at.Heads*splits*(hd+2)*4); err != nil {
-				return err
+	d.enqueueAs("Attention", kernelCall|holdCall|exactCall, func() error {
+		if grouped && d.has(gEntry) {
+			if c := d.heldChain(); c != nil && d.held == nil && c.feeds(o, qb, kb, vb, p, at, g) {
+				d.pair = nil
+				return d.attendGrouped(gEntry, o, qb, kb, vb, p, at, g, c)
 			}
-			if count, err = d.zeroScratch(&d.attnCount, n*at.Heads*4); err != nil {
-				return err
-			}
+		}
+		if err := d.flush(); err != nil {
+			return err
+		}
+		if grouped && d.has(gEntry) {
+			return d.attendGrouped(gEntry, o, qb, kb, vb, p, at, g, nil)
+		}
+		defer d.wrote(o)
+		keys, warpKeys := d.splitPolicy()
+		splits := 1
+		if n <= splitMaxRows {
+			splits = decodeSplits(ctx, keys)
+		}
+		part, count, err := d.splitScratch(n, at.Heads, splits, hd)
+		if err != nil {
+			return err
 		}
 		a := new(args).ptr(o.ptr).ptr(qb.ptr).ptr(kb.ptr).ptr(vb.ptr).ptr(p.ptr).i32(at.Heads).i32(at.KVHeads).i32(hd).
 			f32(at.Scale).i32(ctx).i32(warpKeys).ptr(uint64(part)).ptr(uint64(count))
 		return d.launch(entry, dim3{at.Heads, n, splits}, dim3{attentionThreads, 1, 1}, a)
 	})
+}
+
+// splitPolicy is the split policy in force: the keys of a split and the fewest keys of
+// a warp (d.attnSplit in benchmarks and tests, else splitKeys and warpMinKeys).
+func (d *Device) splitPolicy() (keys, warpKeys int) {
+	if d.attnSplit.keys > 0 {
+		return d.attnSplit.keys, d.attnSplit.warpKeys
+	}
+	return splitKeys, warpMinKeys
+}
+
+// splitScratch returns the partial results and counters of a split launch of n rows
+// and heads heads (none for one split); it runs under the lock.
+func (d *Device) splitScratch(n, heads, splits, hd int) (part, count C.CUdeviceptr, err error) {
+	if splits == 1 {
+		return 0, 0, nil
+	}
+	if part, err = d.scratch(&d.attnPart, n*heads*splits*(hd+2)*4); err != nil {
+		return 0, 0, err
+	}
+	if count, err = d.zeroScratch(&d.attnCount, n*heads*4); err != nil {
+		return 0, 0, err
+	}
+	return part, count, nil
+}
+
+// gqaMax is the most query heads a block of the K/V-head kernels serves by default
+// (d.attnSplit.group replaces it in tests and benchmarks). One: on an H200 the blocks
+// of one head each read a K/V head's cache through the L2 faster than blocks of 2 or 4
+// heads read it once (BenchmarkAttentionDecodeGQA, 8B shape: 20.9 us a layer at depth
+// 5071 for one head a block, 17.2 for two, 25.3 for four; 8.5, 9.4, 11.2 at 511), and
+// `infer bench` of the 8B runs faster with one (decattn2's notes).
+const gqaMax = 1
+
+// gqaEntries names the K/V-head kernels (attention.cu's attention_gqa_*) by head
+// dimension 64, 128, 256 and query heads a block serves 1, 2, 4.
+var gqaEntries = [3][3]string{
+	{"attention_gqa_f16_hd64_g1", "attention_gqa_f16_hd64_g2", "attention_gqa_f16_hd64_g4"},
+	{"attention_gqa_f16_hd128_g1", "attention_gqa_f16_hd128_g2", "attention_gqa_f16_hd128_g4"},
+	{"attention_gqa_f16_hd256_g1", "attention_gqa_f16_hd256_g2", "attention_gqa_f16_hd256_g4"},
+}
+
+// gqaEntry names the decode kernel that reads an F16 cache once per K/V head, for head
+// dimension hd and group query heads per K/V head, and the query heads g one of its
+// blocks serves (the most of 4, 2, 1 that divides group, and at most most when most >
+// 0); ok is false where there is none (then the per-head kernels run).
+func gqaEntry(dt tensor.DType, hd, group, most int) (entry string, g int, ok bool) {
+	if dt != tensor.F16 {
+		return "", 0, false
+	}
+	var row int
+	switch hd {
+	case 64:
+		row = 0
+	case 128:
+		row = 1
+	case 256:
+		row = 2
+	default:
+		return "", 0, false
+	}
+	if most <= 0 {
+		most = gqaMax
+	}
+	switch {
+	case group%4 == 0 && most >= 4:
+		return gqaEntries[row][2], 4, true
+	case group%2 == 0 && most >= 2:
+		return gqaEntries[row][1], 2, true
+	}
+	return gqaEntries[row][0], 1, true
+}
+
+// gqaWarpKeys is the fewest keys a warp of a block serving several query heads takes
+// (the policy's warpKeys / g down to this).
+const gqaWarpKeys = 16
+
+// gqaSplits is the grid depth and the fewest keys a warp takes for a cache of ctx rows
+// when a block serves g query heads, under the split policy (keys, warpKeys): g times
+// decodeSplits' splits, since such a block does g times the work of a key.
+func gqaSplits(ctx, g, keys, warpKeys int) (splits, minKeys int) {
+	return min(decodeSplits(ctx, keys)*g, maxSplits), max(warpKeys/g, min(warpKeys, gqaWarpKeys))
+}
+
+// attendGrouped launches entry, an attention_gqa kernel serving g query heads a block,
+// for dst o; with c, the held RoPEs and cache stores that feed it, it is also their
+// launch (fused; the K/V heads' counters follow the split counters in attnCount). It
+// runs under the lock and reports what it writes.
+func (d *Device) attendGrouped(entry string, o, q, k, v, p *Buffer, at backend.Attention, g int, c *attnChain) error {
+	n, ctx, hd := o.rows, k.rows, at.HeadDim
+	keys, warpKeys := d.splitPolicy()
+	splits, minKeys := gqaSplits(ctx, g, keys, warpKeys)
+	part, count, err := d.splitScratch(n, at.Heads, splits, hd)
+	if err != nil {
+		return err
+	}
+	blocksPerKV := at.Heads / at.KVHeads / g
+	var kx, vx uint64
+	var kvCount C.CUdeviceptr
+	var rp ropeParams
+	fused := 0
+	if c != nil {
+		kx, vx, rp, fused = c.k.a.ptr, c.setV.a.ptr, c.q.rp, 1
+		if blocksPerKV > 1 { // counters after the splits' (n = 1)
+			if kvCount, err = d.zeroScratch(&d.attnCount, (at.Heads+at.KVHeads)*4); err != nil {
+				return err
+			}
+			kvCount += C.CUdeviceptr(at.Heads * 4)
+		}
+	}
+	a := new(args).ptr(o.ptr).ptr(q.ptr).ptr(kx).ptr(vx).ptr(k.ptr).ptr(v.ptr).ptr(p.ptr).i32(at.Heads).i32(at.KVHeads).
+		f32(at.Scale).i32(ctx).i32(minKeys).ptr(uint64(part)).ptr(uint64(count)).ptr(uint64(kvCount)).
+		ptr(rp.factors).i32(rp.dims).f32(rp.base).f32(rp.scale).i32(rp.neox).i32(fused)
+	if err := d.launch(entry, dim3{at.KVHeads * blocksPerKV, n, splits}, dim3{attentionThreads, 1, 1}, a); err != nil {
+		return err
+	}
+	d.wrote(o)
+	if c != nil {
+		d.wrote(q)
+		d.wrote(c.k.a)
+		d.wrote(k)
+		d.wrote(v)
+	}
+	return nil
 }
 
 // decodeEntry names the per-row attention kernel for a cache of dt and head dimension hd:

@@ -31,6 +31,11 @@ type attnStep struct {
 }
 
 func newAttnStep(tb testing.TB, d *Device, ctx, pos int) *attnStep {
+	return newAttnStepKV(tb, d, ctx, pos, heads7B)
+}
+
+// newAttnStepKV is newAttnStep with kvHeads K/V heads (8: llama 3 8B's grouping).
+func newAttnStepKV(tb testing.TB, d *Device, ctx, pos, kvHeads int) *attnStep {
 	alloc := func(dt tensor.DType, rows, cols int) backend.Buffer {
 		buf, err := d.Alloc(dt, rows, cols)
 		if err != nil {
@@ -38,10 +43,11 @@ func newAttnStep(tb testing.TB, d *Device, ctx, pos int) *attnStep {
 		}
 		return buf
 	}
-	s := &attnStep{pos: pos, at: backend.Attention{Heads: heads7B, KVHeads: heads7B, HeadDim: dim7B / heads7B, Scale: 0.088}}
+	hd := dim7B / heads7B
+	s := &attnStep{pos: pos, at: backend.Attention{Heads: heads7B, KVHeads: kvHeads, HeadDim: hd, Scale: 0.088}}
 	s.q, s.dst, s.posBuf = alloc(tensor.F32, 1, dim7B), alloc(tensor.F32, 1, dim7B), alloc(tensor.I32, 1, 1)
 	for range layers7B {
-		s.k, s.v = append(s.k, alloc(tensor.F16, ctx, dim7B)), append(s.v, alloc(tensor.F16, ctx, dim7B))
+		s.k, s.v = append(s.k, alloc(tensor.F16, ctx, kvHeads*hd)), append(s.v, alloc(tensor.F16, ctx, kvHeads*hd))
 	}
 	r := rand.New(rand.NewPCG(3, 4))
 	q := make([]float32, dim7B)
@@ -98,6 +104,24 @@ func BenchmarkAttentionDecodeStep(b *testing.B) {
 	for _, c := range decodeAttnCases {
 		s := newAttnStep(b, d, c.ctx, c.pos)
 		b.Run(fmt.Sprintf("ctx=%d/pos=%d", c.ctx, c.pos), func(b *testing.B) { s.bench(b, d) })
+		s.free(d)
+	}
+}
+
+// BenchmarkAttentionDecodeGQA is BenchmarkAttentionDecodeStep for llama 3 8B's shape:
+// 32 query heads over 8 K/V heads of 128 (-bench AttentionDecodeGQA), with the query
+// heads a block serves capped at 1, 2 and 4 (most=).
+func BenchmarkAttentionDecodeGQA(b *testing.B) {
+	d := openTest(b)
+	for _, c := range decodeAttnCases {
+		s := newAttnStepKV(b, d, c.ctx, c.pos, 8)
+		for _, most := range []int{1, 2, 4} {
+			b.Run(fmt.Sprintf("ctx=%d/pos=%d/most=%d", c.ctx, c.pos, most), func(b *testing.B) {
+				d.attnSplit.group = most
+				defer func() { d.attnSplit.group = 0 }()
+				s.bench(b, d)
+			})
+		}
 		s.free(d)
 	}
 }

@@ -125,7 +125,7 @@ func TestAttentionDecodeGraph(t *testing.T) {
 // (splitKeys, warpMinKeys): the data the defaults were chosen from.
 func BenchmarkAttentionSplitPolicy(b *testing.B) {
 	d := openTest(b)
-	policies := []struct{ keys, warpKeys int }{{splitKeys, warpMinKeys}, {256, 32}, {1024, 32}, {128, 16}}
+	policies := []struct{ keys, warpKeys int }{{splitKeys, warpMinKeys}, {splitKeys, 16}, {256, 16}, {1024, 16}, {128, 16}, {64, 16}}
 	for _, c := range decodeAttnCases {
 		s := newAttnStep(b, d, c.ctx, c.pos)
 		for _, p := range policies {

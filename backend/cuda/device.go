@@ -82,9 +82,10 @@ type device struct {
 	uploaded bool
 	// attnCount holds the split-attention counters, one per query row and head (zeroed
 	// once, see zeroScratch); attnSplit, when keys > 0, replaces the split policy of
-	// decode attention in tests and benchmarks (splitKeys and warpMinKeys, attention.go).
+	// decode attention in tests and benchmarks (splitKeys and warpMinKeys, attention.go),
+	// and group, when > 0, caps the query heads a block serves (gqaMax).
 	attnCount *allocation
-	attnSplit struct{ keys, warpKeys int }
+	attnSplit struct{ keys, warpKeys, group int }
 }
 
 // gpuLock is the lock of one physical GPU, shared by every Device opened on it.

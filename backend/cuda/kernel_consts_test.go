@@ -88,3 +88,24 @@ func TestDecodeSplits(t *testing.T) {
 		}
 	}
 }
+
+// TestGQASplits checks the K/V-head kernels' split policy: decodeSplits' splits, g times
+// as many for blocks of g query heads, and warps of at least the policy's warpKeys / g
+// keys, and at least gqaWarpKeys unless warpKeys is fewer.
+func TestGQASplits(t *testing.T) {
+	for _, c := range []struct{ ctx, g, keys, warpKeys, splits, minKeys int }{
+		{128, 1, splitKeys, warpMinKeys, 1, 32},
+		{512, 1, splitKeys, warpMinKeys, 4, 32},
+		{5327, 1, splitKeys, warpMinKeys, 11, 32},
+		{512, 4, splitKeys, warpMinKeys, 16, 16},
+		{5327, 4, splitKeys, warpMinKeys, 44, 16},
+		{131072, 4, splitKeys, warpMinKeys, 256, 16},
+		{5327, 2, splitKeys, 64, 22, 32},
+		{1500, 2, 64, 8, 48, 8},
+	} {
+		splits, minKeys := gqaSplits(c.ctx, c.g, c.keys, c.warpKeys)
+		if splits != c.splits || minKeys != c.minKeys {
+			t.Errorf("gqaSplits(%d, %d, %d, %d) = %d, %d, want %d, %d", c.ctx, c.g, c.keys, c.warpKeys, splits, minKeys, c.splits, c.minKeys)
+		}
+	}
+}

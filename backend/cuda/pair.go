@@ -29,6 +29,7 @@ type heldPair struct {
 	rows  *Buffer // RoPE: positions; SetRows: row indices
 	rp    ropeParams
 	norms []heldNorm // per-head norms of up to two matrices (q, k), in call order
+	chain *attnChain // RoPEs and cache stores held for attention (attnchain.go); nothing else set
 }
 
 // heldNorm is a per-head RMSNorm of x in place, weight w (1, head dim), and the RoPE of
@@ -58,6 +59,14 @@ func (d *Device) holdPair(q *heldPair) {
 		entry = "set_rows_" + typeName(q.dst.dt)
 	}
 	d.enqueueAs(entry, kernelCall|holdCall|exactCall, func() error {
+		if c := d.heldChain(); c != nil {
+			if c.takes(q) {
+				return nil
+			}
+			if err := d.flush(); err != nil {
+				return err
+			}
+		}
 		if p := d.pair; p != nil && p.takesRope(q) {
 			if p.norms[len(p.norms)-1].rope == nil { // q and k normalised, k's RoPE to come
 				return nil
@@ -67,6 +76,10 @@ func (d *Device) holdPair(q *heldPair) {
 		}
 		if p := d.pair; p != nil && p.twin(q) {
 			d.pair = nil
+			if d.chains(p, q) {
+				d.pair = &heldPair{chain: &attnChain{q: p, k: q}}
+				return nil
+			}
 			return d.launchPair(p, q)
 		}
 		if err := d.flush(); err != nil {
@@ -91,6 +104,9 @@ func pairEntry(p *heldPair) string {
 // launchPair launches p alone (q nil) or p and q together, and reports what they write
 // (wrote: holdPair is an exact call); it runs under the lock.
 func (d *Device) launchPair(p, q *heldPair) error {
+	if p.chain != nil {
+		return d.launchChain(p.chain)
+	}
 	if p.norms != nil {
 		return d.launchNorms(p)
 	}

@@ -15,7 +15,9 @@
 // and a tile's K and V rows are all in flight at once; the partial dot products are
 // reduce-scattered over each key's lanes, leaving one key's score per lane. attention_f16
 // and attention_f32 (att_generic) take any head dimension up to ATT_MAX_DIM: lane j
-// scores key j of a tile of 32 with q in shared memory.
+// scores key j of a tile of 32 with q in shared memory. attention_gqa_f16_hdN_gG
+// (att_gqa, below) is att_vec for an F16 cache with blocks of G query heads of a K/V
+// head, and can also be a batch-1 decode step's RoPE and cache store (fused).
 #include "common.cuh"
 
 #define ATT_WARPS 4
@@ -395,6 +397,365 @@ ATT_VEC(attention_f16_hd128, __half, 128, ATT_HD128_NL, ATT_HD128_PF)
 ATT_VEC(attention_f16_hd256, __half, 256)
 ATT_VEC(attention_f32_hd64, float, 64)
 ATT_VEC(attention_f32_hd128, float, 128)
+
+// ---- decode by K/V head: attention_gqa_f16_hdN_gG ----
+//
+// att_gqa is att_vec for an F16 cache with one block per (K/V head, G of its query
+// heads, query row, split): a warp loads a tile of K and V once and scores it for G
+// query heads (llama 3 and qwen share a K/V head among 4 or more), so the cache is read
+// once per K/V head rather than once per query head. q goes through shared memory
+// (staged while the first tile's loads are in flight); NL loads a lane a tile.
+//
+// Fused (fused != 0, one query row): the kernel is also the decode step's RoPE of q and
+// k and its cache store (rope2_f32 and set_rows2_f16 before it otherwise): q and the new
+// row's k (kx, unrotated, (1, kvHeads·HD) F32) are rotated as rope_row does. The blocks
+// holding key P = pos[0] (one per block of a K/V head's query heads) take it from shared
+// memory rather than from the cache; the first of them stores the rotated k and v (vx)
+// rounded to F16 in cache row P, and the last of them to have read k (kvCount) writes
+// the rotated k back to kx. The block that finishes a head (att_gqa_finish) writes the
+// rotated q back to q. Every value is computed as the separate kernels compute it, so
+// the results are those of the unfused launches.
+
+#ifndef ATT_GQA_NL1
+#define ATT_GQA_NL1 8 // NL for G = 1 (16: 211 registers, 2 blocks an SM; 8: 127, 4)
+#endif
+#ifndef ATT_GQA_NL
+#define ATT_GQA_NL 8 // NL for G > 1
+#endif
+#define ATT_GQA_MAX 4 // the most query heads a block serves
+
+// att_gqa_smem is an att_gqa block's shared memory.
+template <int HD, int G>
+struct att_gqa_smem {
+	float q[G][HD]; // the G heads' q, rotated when fused, unscaled
+	float kf[HD];   // the new row's k, rotated (fused)
+	__align__(16) __half kn[HD];
+	__align__(16) __half vn[HD]; // the new row's k and v as the cache holds them (fused)
+	float m[G][ATT_WARPS], l[G][ATT_WARPS];
+	float acc[G][ATT_WARPS][HD];
+	float w[G][ATT_MAX_SPLITS];
+	float red[WARP];
+	int last;
+};
+
+// att_rope rotates pair i of the head x (F32) at position p as rope_row does: o0 and o1
+// are the new values of x[a] and x[b].
+static __device__ __forceinline__ void att_rope(const float *x, int p, int i, const float *factors, int dims, float base,
+                                                float scale, int neox, int &a, int &b, float &o0, float &o1) {
+	const int half = dims / 2;
+	const float thetaScale = powf(base, -2.0f / (float)dims);
+	float theta = scale * (float)p * powf(thetaScale, (float)i);
+	if (factors != 0) theta /= factors[i];
+	const float c = cosf(theta), s = sinf(theta);
+	a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+	const float x0 = x[a], x1 = x[b];
+	o0 = x0 * c - x1 * s;
+	o1 = x0 * s + x1 * c;
+}
+
+// att_gqa_finish is att_finish for the G heads h0.. of the block, with one counter per
+// block position (count[i·heads + h0]); the last split merges the heads' partial results
+// with the whole block for one head, else with warp gh for head gh. The block that writes
+// the heads' results also writes the rotated q back to qw when qw is not null.
+template <int HD, int G>
+static __device__ void att_gqa_finish(att_gqa_smem<HD, G> &sh, float *dst, float *part, int *count, float *qw, int i,
+                                      int h0, int heads, int active) {
+	__syncthreads();
+	const int stride = HD + 2, lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+#pragma unroll 1
+	for (int gh = 0; gh < G; gh++) {
+		float mAll = NEG_INF;
+		for (int w = 0; w < ATT_WARPS; w++) mAll = fmaxf(mAll, sh.m[gh][w]);
+		float f[ATT_WARPS], lAll = 0.0f;
+		for (int w = 0; w < ATT_WARPS; w++) {
+			f[w] = sh.l[gh][w] > 0.0f ? expf(sh.m[gh][w] - mAll) : 0.0f;
+			lAll += sh.l[gh][w] * f[w];
+		}
+		if (active == 1) {
+			float *dr = dst + ((size_t)i * heads + h0 + gh) * HD;
+			for (int d = threadIdx.x; d < HD; d += blockDim.x) {
+				float o = 0.0f;
+				for (int w = 0; w < ATT_WARPS; w++) o += sh.acc[gh][w][d] * f[w];
+				dr[d] = o / lAll;
+			}
+			continue;
+		}
+		float *pr = part + (((size_t)i * heads + h0 + gh) * gridDim.z + blockIdx.z) * stride;
+		if (threadIdx.x == 0) {
+			pr[0] = mAll;
+			pr[1] = lAll;
+		}
+		for (int d = threadIdx.x; d < HD; d += blockDim.x) {
+			float o = 0.0f;
+			for (int w = 0; w < ATT_WARPS; w++) o += sh.acc[gh][w][d] * f[w];
+			pr[2 + d] = o;
+		}
+	}
+	if (active > 1) {
+		__threadfence(); // the partial results are visible before the count says so
+		__syncthreads();
+		if (threadIdx.x == 0) sh.last = atomicAdd(count + i * heads + h0, 1) == active - 1;
+		__syncthreads();
+		if (!sh.last) return;
+		__threadfence();
+		// The other splits' results are read through L2 (__ldcg): they were written by
+		// other SMs. The loads of 16 splits are issued at once.
+		if constexpr (G == 1) {
+			const float *pr0 = part + ((size_t)i * heads + h0) * gridDim.z * stride;
+			float *dr = dst + ((size_t)i * heads + h0) * HD;
+			float mx = NEG_INF;
+			for (int s = threadIdx.x; s < active; s += blockDim.x) mx = fmaxf(mx, __ldcg(pr0 + s * stride));
+			mx = block_max(mx, sh.red);
+			float ls = 0.0f;
+			for (int s = threadIdx.x; s < active; s += blockDim.x) {
+				const float l = __ldcg(pr0 + s * stride + 1);
+				const float w = l > 0.0f ? expf(__ldcg(pr0 + s * stride) - mx) : 0.0f;
+				sh.w[0][s] = w;
+				ls += l * w;
+			}
+			ls = block_sum(ls, sh.red); // its barrier also publishes sh.w
+			for (int d = threadIdx.x; d < HD; d += blockDim.x) {
+				float o = 0.0f;
+#pragma unroll 16
+				for (int s = 0; s < active; s++) o += sh.w[0][s] * __ldcg(pr0 + s * stride + 2 + d);
+				dr[d] = o / ls;
+			}
+		} else if (warp < G) {
+			const int gh = warp;
+			const float *pr0 = part + ((size_t)i * heads + h0 + gh) * gridDim.z * stride;
+			float *dr = dst + ((size_t)i * heads + h0 + gh) * HD;
+			float mx = NEG_INF;
+			for (int s = lane; s < active; s += WARP) mx = fmaxf(mx, __ldcg(pr0 + s * stride));
+			mx = warp_max(mx);
+			float ls = 0.0f;
+			for (int s = lane; s < active; s += WARP) {
+				const float l = __ldcg(pr0 + s * stride + 1);
+				const float w = l > 0.0f ? expf(__ldcg(pr0 + s * stride) - mx) : 0.0f;
+				sh.w[gh][s] = w;
+				ls += l * w;
+			}
+			ls = warp_sum(ls);
+			__syncwarp();
+			float o[HD / WARP];
+#pragma unroll
+			for (int k = 0; k < HD / WARP; k++) o[k] = 0.0f;
+#pragma unroll 16
+			for (int s = 0; s < active; s++) {
+				const float w = sh.w[gh][s];
+#pragma unroll
+				for (int k = 0; k < HD / WARP; k++) o[k] += w * __ldcg(pr0 + s * stride + 2 + lane + k * WARP);
+			}
+#pragma unroll
+			for (int k = 0; k < HD / WARP; k++) dr[lane + k * WARP] = o[k] / ls;
+		}
+		if (threadIdx.x == 0) count[i * heads + h0] = 0;
+	}
+	if (qw != 0) { // every block of the heads has read q: the rotated q replaces it
+		for (int e = threadIdx.x; e < G * HD; e += blockDim.x) qw[(size_t)h0 * HD + e] = sh.q[e / HD][e % HD];
+	}
+}
+
+template <int HD, int G>
+static __device__ void att_gqa(float *dst, float *q, float *kx, const float *vx, __half *kc, __half *vc, const int *pos,
+                               int heads, int kvHeads, float scale, int ctx, int minKeys, float *part, int *count,
+                               int *kvCount, const float *factors, int dims, float base, float rscale, int neox,
+                               int fused) {
+	constexpr int E = 8, LPK = HD / E, KPL = WARP / LPK;
+	constexpr int NLM = G == 1 ? ATT_GQA_NL1 : ATT_GQA_NL;
+	constexpr int NL = LPK < NLM ? LPK : NLM, DUP = LPK / NL, T = NL * KPL;
+	static_assert(LPK >= 2 && LPK <= WARP && (LPK & (LPK - 1)) == 0 && G <= ATT_GQA_MAX, "att_gqa: shape");
+	__shared__ att_gqa_smem<HD, G> sh;
+	const int group = heads / kvHeads, blocksPerKV = group / G;
+	const int kvh = blockIdx.x / blocksPerKV, h0 = kvh * group + blockIdx.x % blocksPerKV * G, i = blockIdx.y;
+	const int P = pos[i];
+	att_range rg;
+	if (!att_split(P, ctx, minKeys, rg)) return;
+	const int tid = threadIdx.x, lane = tid % WARP, warp = tid / WARP, sub = lane % LPK, g = lane / LPK;
+	const size_t kvStride = (size_t)kvHeads * HD;
+	const bool newRow = fused && (int)blockIdx.z == rg.active - 1; // holds key P
+	const int skip = newRow ? P : -1;                                  // key taken from sh.kn, sh.vn
+	const __half *kh = kc + (size_t)kvh * HD + sub * E, *vh = vc + (size_t)kvh * HD + sub * E;
+	const int wb = rg.begin + warp * rg.kw, we = min(wb + rg.kw, rg.end);
+
+	// load issues the loads of the tile at t0 (none past we: zeros; key skip from shared
+	// memory when patch is set, else zeros too).
+	auto load = [&](int t0, bool patch, uint4 (&kr)[NL], uint4 (&vr)[NL]) {
+#pragma unroll
+		for (int r = 0; r < NL; r++) {
+			const int j = t0 + r * KPL + g;
+			kr[r] = vr[r] = make_uint4(0, 0, 0, 0);
+			if (j < we) {
+				if (j != skip) {
+					kr[r] = __ldg((const uint4 *)(kh + (size_t)j * kvStride));
+					vr[r] = __ldg((const uint4 *)(vh + (size_t)j * kvStride));
+				} else if (patch) {
+					kr[r] = *(const uint4 *)(sh.kn + sub * E);
+					vr[r] = *(const uint4 *)(sh.vn + sub * E);
+				}
+			}
+		}
+	};
+	uint4 kr[NL], vr[NL];
+	load(wb, false, kr, vr);
+
+	// q (and, fused, the new row) into shared memory while the loads are in flight.
+	const float *qg = q + ((size_t)i * heads + h0) * HD;
+	if (!fused) {
+		for (int e = tid; e < G * HD; e += blockDim.x) sh.q[e / HD][e % HD] = qg[e];
+	} else {
+		const int half = dims / 2;
+		for (int e = tid; e < G * HD; e += blockDim.x) {
+			if (e % HD >= dims) sh.q[e / HD][e % HD] = qg[e];
+		}
+		for (int p = tid; p < G * half; p += blockDim.x) {
+			int a, b;
+			float o0, o1;
+			att_rope(qg + p / half * HD, P, p % half, factors, dims, base, rscale, neox, a, b, o0, o1);
+			sh.q[p / half][a] = o0;
+			sh.q[p / half][b] = o1;
+		}
+		if (newRow) { // k rotated as rope_f32 does; k and v stored as set_rows_f16 (first block of the K/V head)
+			const float *kr0 = kx + (size_t)kvh * HD, *vr0 = vx + (size_t)kvh * HD;
+			__half *kd = 0, *vd = 0;
+			if (blockIdx.x % blocksPerKV == 0)
+				kd = kc + (size_t)P * kvStride + (size_t)kvh * HD, vd = vc + (size_t)P * kvStride + (size_t)kvh * HD;
+			for (int e = tid; e < HD; e += blockDim.x) {
+				const __half hv = __float2half_rn(vr0[e]);
+				sh.vn[e] = hv;
+				if (vd) vd[e] = hv;
+				if (e >= dims) {
+					const float x = kr0[e];
+					const __half hk = __float2half_rn(x);
+					sh.kf[e] = x;
+					sh.kn[e] = hk;
+					if (kd) kd[e] = hk;
+				}
+			}
+			for (int p = tid; p < half; p += blockDim.x) {
+				int a, b;
+				float o0, o1;
+				att_rope(kr0, P, p, factors, dims, base, rscale, neox, a, b, o0, o1);
+				const __half h0v = __float2half_rn(o0), h1v = __float2half_rn(o1);
+				sh.kf[a] = o0;
+				sh.kf[b] = o1;
+				sh.kn[a] = h0v;
+				sh.kn[b] = h1v;
+				if (kd) kd[a] = h0v, kd[b] = h1v;
+			}
+		}
+	}
+	__syncthreads();
+	if (newRow) { // the rotated k replaces k once every block of the K/V head has read it
+		bool last = blocksPerKV == 1;
+		if (!last) {
+			if (tid == 0) sh.last = atomicAdd(kvCount + kvh, 1) == blocksPerKV - 1;
+			__syncthreads();
+			last = sh.last;
+		}
+		if (last) {
+			for (int e = tid; e < dims; e += blockDim.x) kx[(size_t)kvh * HD + e] = sh.kf[e];
+			if (tid == 0 && blocksPerKV > 1) kvCount[kvh] = 0;
+		}
+	}
+	if (skip >= 0) { // the first tile's key P
+#pragma unroll
+		for (int r = 0; r < NL; r++) {
+			if (wb + r * KPL + g == skip && skip < we) {
+				kr[r] = *(const uint4 *)(sh.kn + sub * E);
+				vr[r] = *(const uint4 *)(sh.vn + sub * E);
+			}
+		}
+	}
+
+	float qr[G][E], acc[G][E], m[G], l[G];
+#pragma unroll
+	for (int gh = 0; gh < G; gh++) {
+		m[gh] = NEG_INF, l[gh] = 0.0f;
+#pragma unroll
+		for (int e = 0; e < E; e++) qr[gh][e] = sh.q[gh][sub * E + e] * scale, acc[gh][e] = 0.0f;
+	}
+	for (int t0 = wb; t0 < we; t0 += T) {
+		float sc[G][NL];
+#pragma unroll
+		for (int r = 0; r < NL; r++) {
+			float x[E];
+			unpack(kr[r], x);
+#pragma unroll
+			for (int gh = 0; gh < G; gh++) {
+				float s = 0.0f;
+#pragma unroll
+				for (int e = 0; e < E; e++) s += qr[gh][e] * x[e];
+				sc[gh][r] = s;
+			}
+		}
+		const bool in = t0 + (sub / DUP) * KPL + g < we;
+		float p[G];
+#pragma unroll
+		for (int gh = 0; gh < G; gh++) {
+			reduce_scatter<NL, LPK / 2>(sc[gh], lane);
+			const float mn = fmaxf(m[gh], warp_max(in ? sc[gh][0] : NEG_INF)); // finite: key t0 is in range
+			const float c = expf(m[gh] - mn);
+			p[gh] = in ? expf(sc[gh][0] - mn) : 0.0f;
+			l[gh] = l[gh] * c + (sub % DUP == 0 ? p[gh] : 0.0f); // each key once
+			m[gh] = mn;
+#pragma unroll
+			for (int e = 0; e < E; e++) acc[gh][e] *= c;
+		}
+#pragma unroll
+		for (int r = 0; r < NL; r++) {
+			float x[E];
+			unpack(vr[r], x);
+#pragma unroll
+			for (int gh = 0; gh < G; gh++) {
+				const float pj = __shfl_sync(FULL_MASK, p[gh], g * LPK + r * DUP);
+#pragma unroll
+				for (int e = 0; e < E; e++) acc[gh][e] += pj * x[e];
+			}
+		}
+		if (t0 + T < we) load(t0 + T, true, kr, vr);
+	}
+#pragma unroll
+	for (int gh = 0; gh < G; gh++) {
+#pragma unroll
+		for (int o = LPK; o < WARP; o <<= 1) {
+#pragma unroll
+			for (int e = 0; e < E; e++) acc[gh][e] += __shfl_xor_sync(FULL_MASK, acc[gh][e], o);
+		}
+		const float ls = warp_sum(l[gh]);
+		if (lane == 0) {
+			sh.m[gh][warp] = m[gh];
+			sh.l[gh][warp] = ls;
+		}
+		if (lane < LPK) {
+#pragma unroll
+			for (int e = 0; e < E; e++) sh.acc[gh][warp][sub * E + e] = acc[gh][e];
+		}
+	}
+	att_gqa_finish<HD, G>(sh, dst, part, count, fused ? q : 0, i, h0, heads, rg.active);
+}
+
+// attention_gqa_f16_hdN_gG(dst, q, kx, vx, kc, vc, pos, heads, kvHeads, scale, ctx,
+// minKeys, part, count, kvCount, factors, dims, base, ropeScale, neox, fused): grid
+// (kvHeads·heads/kvHeads/G, n, splits), block ATT_WARPS·32; kx, vx, factors and the
+// RoPE parameters are read only when fused (then n = 1), kvCount (kvHeads counters,
+// zeroed once, left at zero) only when fused with more than one block per K/V head.
+#define ATT_GQA(HD, G)                                                                                                \
+	extern "C" __global__ void __launch_bounds__(ATT_WARPS *WARP) attention_gqa_f16_hd##HD##_g##G(                    \
+	    float *dst, float *q, float *kx, const float *vx, __half *kc, __half *vc, const int *pos, int heads,           \
+	    int kvHeads, float scale, int ctx, int minKeys, float *part, int *count, int *kvCount,                       \
+	    const float *factors, int dims, float base, float rscale, int neox, int fused) {                             \
+		att_gqa<HD, G>(dst, q, kx, vx, kc, vc, pos, heads, kvHeads, scale, ctx, minKeys, part, count, kvCount,        \
+		               factors, dims, base, rscale, neox, fused);                                                     \
+	}
+ATT_GQA(64, 1)
+ATT_GQA(64, 2)
+ATT_GQA(64, 4)
+ATT_GQA(128, 1)
+ATT_GQA(128, 2)
+ATT_GQA(128, 4)
+ATT_GQA(256, 1)
+ATT_GQA(256, 2)
+ATT_GQA(256, 4)
 
 // ---- prompt batches: flash attention on the tensor cores ----
 //
