@@ -9,9 +9,13 @@ NVCC      ?= nvcc
 # compute_80 (Ampere) PTX: JIT-compiled by any driver that supports sm_80 or newer (H100/H200 too).
 CUDA_ARCH ?= compute_80
 # Machine code assembled from that PTX into each module's fatbin, so that these GPUs load the
-# kernels without JIT compilation; the fatbin carries the PTX too, for newer GPUs.
-SASS_ARCH ?= sm_80 sm_86 sm_89 sm_90
-FATBIN    := -fatbin --threads 0 $(foreach a,$(SASS_ARCH),-gencode arch=$(CUDA_ARCH),code=$(a)) -gencode arch=$(CUDA_ARCH),code=$(CUDA_ARCH)
+# kernels without JIT compilation; the fatbin carries the PTX too, for newer GPUs. SASS_OWN's
+# machine code is compiled from its own front end (sm_90 from compute_90), so that it holds the
+# code only that target has: programmatic dependent launch (kernels/pdl.cuh).
+SASS_ARCH ?= sm_80 sm_86 sm_89
+SASS_OWN  ?= sm_90
+FATBIN    := -fatbin --threads 0 $(foreach a,$(SASS_ARCH),-gencode arch=$(CUDA_ARCH),code=$(a)) \
+	$(foreach a,$(SASS_OWN),-gencode arch=$(a:sm_%=compute_%),code=$(a)) -gencode arch=$(CUDA_ARCH),code=$(CUDA_ARCH)
 KERNELS   := $(wildcard backend/cuda/kernels/*.cu)
 
 export INFER_TESTDATA := $(abspath $(TESTDATA))

@@ -102,7 +102,7 @@ func kernelTable() []kernel {
 			}
 		}
 	}
-	return ks
+	return append(ks, pdlMarkers...)
 }
 
 // loadKernels loads each module once and resolves every entry of kernelTable; it runs
