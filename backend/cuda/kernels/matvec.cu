@@ -686,12 +686,17 @@ static __device__ void mv_float(float *__restrict__ dst, float *add, const W *__
 // mv_prologue starts a mat-vec block under PDL: it asks for the block's weight bytes
 // [w, w+bytes) in L2 (weights are no kernel's output, so this may overlap the kernel
 // ahead), lets the next kernel launch, then waits for the kernel ahead, whose output the
-// activations are. Without PDL it does nothing.
+// activations are (MV_PREFETCH 0: no prefetch, to compare). Without PDL it does nothing.
+#ifndef MV_PREFETCH
+#define MV_PREFETCH 1
+#endif
 static __device__ __forceinline__ void mv_prologue(const u8 *w, size_t bytes) {
 #if PDL_ON
-	const u8 *end = w + bytes;
-	for (const u8 *p = (const u8 *)((size_t)w & ~(size_t)127) + 128 * threadIdx.x; p < end; p += 128 * blockDim.x)
-		prefetch_l2(p);
+	if (MV_PREFETCH) {
+		const u8 *end = w + bytes;
+		for (const u8 *p = (const u8 *)((size_t)w & ~(size_t)127) + 128 * threadIdx.x; p < end; p += 128 * blockDim.x)
+			prefetch_l2(p);
+	}
 	pdl_start();
 #endif
 }
