@@ -84,6 +84,9 @@ func TestPDL(t *testing.T) {
 			with := run("pdl-on-" + wt.String())
 			var without [][]float32
 			withoutPDL(t, d, func() { without = run("pdl-off-" + wt.String()) })
+			if r := pdlRefusal(); r != 0 {
+				t.Fatalf("cuLaunchKernelEx refused the PDL launches (CUresult %d): both runs were without PDL", r)
+			}
 			for i, name := range []string{"x", "xb", "q", "k", "v", "o", "g", "u", "h", "att"} {
 				sameBits(t, name, with[i], without[i])
 			}
@@ -159,6 +162,9 @@ func TestPDLChain(t *testing.T) {
 			with := run(key + "-on")
 			var without []float32
 			withoutPDL(t, d, func() { without = run(key + "-off") })
+			if r := pdlRefusal(); r != 0 {
+				t.Fatalf("cuLaunchKernelEx refused the PDL launches (CUresult %d)", r)
+			}
 			sameBits(t, "x", with, without)
 		})
 	}
