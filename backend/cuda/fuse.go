@@ -3,6 +3,8 @@
 package cuda
 
 import (
+	"fmt"
+
 	"github.com/infergo/infer/tensor"
 )
 
@@ -34,7 +36,47 @@ type heldMV struct {
 }
 
 // fusedEntry is the fused mat-vec kernel of weight type dt.
-func fusedEntry(dt tensor.DType) string { return "mv_fused_" + typeName(dt) }
+func fusedEntry(dt tensor.DType) string {
+	if e, ok := mvNames[dt]; ok {
+		return e.fused
+	}
+	return "mv_fused_" + typeName(dt)
+}
+
+// mvEntry is the mat-vec kernel of weight type dt for nc activation rows (one of
+// matVecWidths).
+func mvEntry(dt tensor.DType, nc int) string {
+	if e, ok := mvNames[dt]; ok {
+		for i, c := range matVecWidths {
+			if c == nc {
+				return e.widths[i]
+			}
+		}
+	}
+	return fmt.Sprintf("mv_%s_%d", typeName(dt), nc)
+}
+
+// mvNameSet is the mat-vec kernels of one weight type: mv_<type>_<nc> by the index of nc
+// in matVecWidths, and mv_fused_<type>.
+type mvNameSet struct {
+	widths [4]string
+	fused  string
+}
+
+// mvNames holds the mat-vec kernel names of every weight type, formatted once (read only
+// afterwards), so that a decode step's launches format no string.
+var mvNames = func() map[tensor.DType]mvNameSet {
+	m := make(map[tensor.DType]mvNameSet, len(weightTypes))
+	for _, dt := range weightTypes {
+		var e mvNameSet
+		for i, nc := range matVecWidths {
+			e.widths[i] = fmt.Sprintf("mv_%s_%d", typeName(dt), nc)
+		}
+		e.fused = "mv_fused_" + typeName(dt)
+		m[dt] = e
+	}
+	return m
+}()
 
 // overlaps reports whether two buffers share any byte.
 func overlaps(a, b *Buffer) bool {

@@ -6,8 +6,6 @@ package cuda
 import "C"
 
 import (
-	"fmt"
-
 	"github.com/infergo/infer/backend"
 	"github.com/infergo/infer/tensor"
 )
@@ -62,7 +60,7 @@ func (d *Device) matVec(o, w, x *Buffer) error {
 			break
 		}
 	}
-	entry := fmt.Sprintf("mv_%s_%d", typeName(w.dt), nc)
+	entry := mvEntry(w.dt, nc)
 	grid, block := dim3{ceilDiv(w.rows, mvRows(w.dt, nc)), ceilDiv(n, nc), 1}, dim3{mvWarps * 32, 1, 1}
 	defer d.wrote(o)
 	if !quantized(w.dt) {

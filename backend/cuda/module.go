@@ -93,7 +93,7 @@ func kernelTable() []kernel {
 		ks = append(ks, kernel{"embed", "embed_" + t, false}, kernel{"embed", "dequant_f16_" + t, false},
 			kernel{"embed", "dequant8_f16_" + t, true})
 		for _, nc := range matVecWidths {
-			ks = append(ks, kernel{"matvec", fmt.Sprintf("mv_%s_%d", t, nc), false})
+			ks = append(ks, kernel{"matvec", mvEntry(dt, nc), false})
 		}
 		ks = append(ks, kernel{"matvec", fusedEntry(dt), true})
 		if quantized(dt) {
