@@ -68,9 +68,6 @@ type device struct {
 	peers   *Peers    // the peer table the device belongs to (NewPeers), or nil
 	err     error     // first failure, reported by Sync
 	closed  bool
-	// l2ahead prefetches weights on a side stream while a graph is captured
-	// (weights_ahead.go); nil otherwise.
-	l2ahead *weightsAhead
 	// mmqOn (Options.MMQ) sends quantized prompt batches through the MMQ kernels (mmq.go);
 	// mmqTileSet, for tests, fixes their token tile (0: mmqTile chooses).
 	mmqOn      bool

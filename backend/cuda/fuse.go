@@ -151,12 +151,6 @@ func (d *Device) flush() error {
 // launchHeld launches h's mat-vecs, and its residual add, as one mv_fused kernel; it
 // runs under do.
 func (d *Device) launchHeld(h *heldMV) error {
-	ahead := d.l2ahead
-	if ahead != nil {
-		if err := ahead.before(d, h); err != nil {
-			return err
-		}
-	}
 	r := mvRows(h.wdt, 1)
 	var ends [maxFused]int
 	var ptrs [2 * maxFused]uint64
@@ -190,11 +184,6 @@ func (d *Device) launchHeld(h *heldMV) error {
 	}
 	if err := d.launch(fusedEntry(h.wdt), dim3{total, 1, 1}, dim3{mvWarps * 32, 1, 1}, a); err != nil {
 		return err
-	}
-	if ahead != nil {
-		if err := ahead.after(d); err != nil {
-			return err
-		}
 	}
 	for _, o := range h.dsts {
 		d.wrote(o)

@@ -51,15 +51,10 @@ func (d *Device) capture(record func(k backend.Kernels) error) (g *Graph, err er
 	if d.capturing {
 		return nil, errors.New("capture inside a capture")
 	}
-	ahead, err := d.newWeightsAhead()
-	if err != nil {
+	if err := check("cuStreamBeginCapture_v2", C.cu_stream_begin_capture(d.stream, 2 /* RELAXED */)); err != nil {
 		return nil, err
 	}
-	if err := check("cuStreamBeginCapture_v2", C.cu_stream_begin_capture(d.stream, 2 /* RELAXED */)); err != nil {
-		return nil, errors.Join(err, ahead.close())
-	}
 	d.capturing = true
-	d.l2ahead = ahead
 	v := &Device{device: d.device, view: &captureView{}}
 	v.view.active.Store(true)
 	ended := false
@@ -70,14 +65,11 @@ func (d *Device) capture(record func(k backend.Kernels) error) (g *Graph, err er
 		if d.held != nil || d.pair != nil { // held kernels belong to the graph
 			flushErr = d.flush()
 		}
-		joinErr := d.l2ahead.join(d) // the side stream's prefetches belong to it too
 		d.capturing = false
 		d.writes++ // the captured kernels did not run; what they would write is unknown
 		var graph C.CUgraph
 		err := check("cuStreamEndCapture", C.cu_stream_end_capture(d.stream, &graph))
-		closeErr := d.l2ahead.close()
-		d.l2ahead = nil
-		return graph, errors.Join(flushErr, joinErr, err, closeErr)
+		return graph, errors.Join(flushErr, err)
 	}
 	defer func() {
 		if !ended { // record panicked: end the capture, drop the graph, re-panic

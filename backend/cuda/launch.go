@@ -113,9 +113,6 @@ func (d *Device) launchShared(stream C.CUstream, entry string, grid, block dim3,
 	if err := check(op, r); err != nil {
 		return fmt.Errorf("kernel %s grid %v block %v: %w", entry, grid, block, err)
 	}
-	if a := d.l2ahead; a != nil {
-		a.launched(d, stream)
-	}
 	return nil
 }
 

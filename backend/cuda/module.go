@@ -73,7 +73,7 @@ type kernel struct {
 func kernelTable() []kernel {
 	ks := []kernel{
 		{"norm", "rms_norm_f32", false}, {"norm", "rms_norm_q8", true},
-		{"matvec", "quantize_q8", false}, {"matvec", "weights_ahead", true},
+		{"matvec", "quantize_q8", false},
 		{"rope", "rope_f32", false}, {"rope", "rope2_f32", true}, {"rope", "norm_rope2_f32", true},
 		{"setrows", "set_rows_f32", false}, {"setrows", "set_rows_f16", false},
 		{"setrows", "set_rows2_f32", true}, {"setrows", "set_rows2_f16", true},

@@ -11,9 +11,8 @@
 #include "types.cuh"
 #include "pdl.cuh"
 
-// Under PDL (sm_90 code, see pdl.cuh) every kernel here that package cuda launches with
-// the attribute (mv_*, quantize_q8) starts with mv_prologue or pdl_start; the marker tells
-// it the loaded code has them. weights_ahead is never launched with it.
+// Under PDL (sm_90 code, see pdl.cuh) every kernel here starts with mv_prologue or
+// pdl_start: the marker tells package cuda it may launch them with the attribute.
 PDL_MARKER(pdl_matvec)
 
 #define MV_WARPS 4
@@ -717,19 +716,6 @@ template <typename W>
 static __device__ __forceinline__ void mv_float_prologue(const u8 *w, int cols, int row) {
 	const size_t rowBytes = (size_t)cols * (sizeof(W) == 1 ? 2 : sizeof(W));
 	mv_prologue(w + row * rowBytes, rowBytes);
-}
-
-// ---- weights ahead: weights_ahead ----
-
-// weights_ahead asks for the bytes [p, p+bytes) in L2, one 128-byte line a thread at a
-// time over the grid: the weights of a mat-vec to come, fetched on a side stream while
-// the attention kernels leave the memory idle (fuse.go, weightsAhead). It reads into no
-// register and writes nothing, so it needs no order with any kernel; a graph joins it
-// before it ends. It never runs with PDL (its entry is no mat-vec's).
-extern "C" __global__ void weights_ahead(const u8 *p, i64 bytes) {
-	const i64 stride = (i64)gridDim.x * blockDim.x * 128;
-	for (i64 o = ((i64)blockIdx.x * blockDim.x + threadIdx.x) * 128; o < bytes; o += stride)
-		asm volatile("prefetch.L2 [%0];" ::"l"(p + o));
 }
 
 // ---- fused batch-1 mat-vecs: mv_fused_<type> ----
