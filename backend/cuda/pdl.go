@@ -86,11 +86,11 @@ import (
 
 // Programmatic dependent launch (PDL, sm_90 and newer): a kernel launched with it may
 // start while the kernel ahead of it in the stream is still running, and waits for that
-// kernel's results itself (kernels/pdl.cuh). The batch-1 mat-vecs use the time to fetch
-// their weights into L2, and the launch gap between two kernels shrinks. Only the
-// modules whose every kernel waits that way are launched with it, which their loaded
-// code says by defining a marker kernel (PDL_MARKER): machine code or PTX built for
-// sm_90 or newer. The compute_80 PTX and the sm_80..sm_89 machine code have no marker,
+// kernel's results itself (kernels/pdl.cuh): its launch and block scheduling overlap
+// the kernel ahead, and the gap between two kernels of a decode step shrinks. Only
+// kernels that wait that way are launched with it (pdlMarker: the mat-vecs, quantize_q8,
+// the row norms), and only when their module's loaded code says it has the waits by
+// defining a marker kernel (PDL_MARKER): machine code or PTX built for sm_90 or newer. The compute_80 PTX and the sm_80..sm_89 machine code have no marker,
 // and a driver older than CUDA 12.3 gets no PDL launch either, so those run as before.
 
 // Marker kernels of the modules launched with PDL.

@@ -11,8 +11,9 @@
 #include "types.cuh"
 #include "pdl.cuh"
 
-// Under PDL (sm_90 code, see pdl.cuh) every kernel here starts with mv_prologue or
-// pdl_start: the marker tells package cuda it may launch them with the attribute.
+// Under PDL (sm_90 code, see pdl.cuh) every kernel here starts with pdl_start, before it
+// touches memory: the marker tells package cuda the loaded code has the waits, so that it
+// may launch the kernels with the attribute.
 PDL_MARKER(pdl_matvec)
 
 #define MV_WARPS 4
@@ -681,43 +682,6 @@ static __device__ void mv_float(float *__restrict__ dst, float *add, const W *__
 	block_reduce<1, NC>(acc, dst, add, rows, row0, 1, nc);
 }
 
-// ---- PDL prologue ----
-
-// mv_prologue starts a mat-vec block under PDL: it asks for the block's weight bytes
-// [w, w+bytes) in L2 (weights are no kernel's output, so this may overlap the kernel
-// ahead), lets the next kernel launch, then waits for the kernel ahead, whose output the
-// activations are (MV_PREFETCH 0: no prefetch, to compare). Without PDL it does nothing.
-#ifndef MV_PREFETCH
-#define MV_PREFETCH 1
-#endif
-static __device__ __forceinline__ void mv_prologue(const u8 *w, size_t bytes) {
-#if PDL_ON
-	if (MV_PREFETCH) {
-		const u8 *end = w + bytes;
-		for (const u8 *p = (const u8 *)((size_t)w & ~(size_t)127) + 128 * threadIdx.x; p < end; p += 128 * blockDim.x)
-			prefetch_l2(p);
-	}
-	pdl_start();
-#endif
-}
-
-// mv_q8_prologue is mv_prologue for block blk of a quantized matrix (rows, cols) of
-// format T at w, R rows a block.
-template <class T, int R>
-static __device__ __forceinline__ void mv_q8_prologue(const u8 *w, int rows, int cols, int blk) {
-	const size_t rowBytes = (size_t)(cols / T::QK) * T::BYTES;
-	const int row0 = blk * R;
-	mv_prologue(w + row0 * rowBytes, (size_t)min(R, rows - row0) * rowBytes);
-}
-
-// mv_float_prologue is mv_prologue for row row of a float matrix of cols columns of W
-// (u8 stands for BF16: two bytes an element).
-template <typename W>
-static __device__ __forceinline__ void mv_float_prologue(const u8 *w, int cols, int row) {
-	const size_t rowBytes = (size_t)cols * (sizeof(W) == 1 ? 2 : sizeof(W));
-	mv_prologue(w + row * rowBytes, rowBytes);
-}
-
 // ---- fused batch-1 mat-vecs: mv_fused_<type> ----
 //
 // One launch computes up to three mat-vecs of one activation row (q, k and v; gate and
@@ -747,8 +711,8 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 #define MV_FUSED_Q8_ENTRY(name) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MV_MINB_##name) \
 	    mv_fused_##name(MV_FUSED_ARGS, const signed char *xq, const float *xd) { \
+		pdl_start(); \
 		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, rows0, rows1, rows2, end0, end1); \
-		mv_q8_prologue<T_##name, MV_ROWS_1>(s.w, s.rows, cols, s.blk); \
 		mv_any<T_##name, 1, MV_ROWS_1>(s.dst, add, s.w, xq, xd, s.rows, cols, 1, s.blk); \
 	}
 
@@ -758,7 +722,7 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 #define MV_Q8_ARGS float *dst, const u8 *w, const signed char *xq, const float *xd, int rows, int cols, int n
 #define MV_Q8_ENTRY(name, NC, R, MINB) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MINB) mv_##name##_##NC(MV_Q8_ARGS) { \
-		mv_q8_prologue<T_##name, R>(w, rows, cols, blockIdx.x); \
+		pdl_start(); \
 		mv_any<T_##name, NC, R>(dst, nullptr, w, xq, xd, rows, cols, n, blockIdx.x); \
 	}
 #define MV_QUANT(name, T) \
@@ -780,13 +744,19 @@ FOR_EACH_QUANT(MV_QUANT)
 
 // Float weights: mv_<type>_<NC>(dst, w, x, rows, cols, n), one row a block.
 #define MV_ARGS float *dst, const u8 *w, const float *x, int rows, int cols, int n
-#define MV_ENTRY(name, NC, W, VEC) \
+#define MV_ENTRY(name, NC, call) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP) mv_##name##_##NC(MV_ARGS) { \
-		mv_float_prologue<W>(w, cols, blockIdx.x); \
-		mv_float<W, NC, VEC>(dst, nullptr, (const W *)w, x, rows, cols, n, blockIdx.x); \
+		pdl_start(); \
+		call; \
 	}
+#define MV_NCS(name, call1, call2, call4, call8) \
+	MV_ENTRY(name, 1, call1) MV_ENTRY(name, 2, call2) MV_ENTRY(name, 4, call4) MV_ENTRY(name, 8, call8)
+
 #define MV_FLOAT(name, W, VEC) \
-	MV_ENTRY(name, 1, W, VEC) MV_ENTRY(name, 2, W, VEC) MV_ENTRY(name, 4, W, VEC) MV_ENTRY(name, 8, W, VEC)
+	MV_NCS(name, (mv_float<W, 1, VEC>(dst, nullptr, (const W *)w, x, rows, cols, n, blockIdx.x)), \
+	       (mv_float<W, 2, VEC>(dst, nullptr, (const W *)w, x, rows, cols, n, blockIdx.x)), \
+	       (mv_float<W, 4, VEC>(dst, nullptr, (const W *)w, x, rows, cols, n, blockIdx.x)), \
+	       (mv_float<W, 8, VEC>(dst, nullptr, (const W *)w, x, rows, cols, n, blockIdx.x)))
 MV_FLOAT(f32, float, true)
 MV_FLOAT(f16, __half, true)
 MV_FLOAT(bf16, u8, false)
@@ -794,8 +764,8 @@ MV_FLOAT(bf16, u8, false)
 // Float weights, fused: mv_fused_<type>(MV_FUSED_ARGS, x), one row a block.
 #define MV_FUSED_FLOAT(name, W, VEC) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP) mv_fused_##name(MV_FUSED_ARGS, const float *x) { \
+		pdl_start(); \
 		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, rows0, rows1, rows2, end0, end1); \
-		mv_float_prologue<W>(s.w, cols, s.blk); \
 		mv_float<W, 1, VEC>(s.dst, add, (const W *)s.w, x, s.rows, cols, 1, s.blk); \
 	}
 MV_FUSED_FLOAT(f32, float, true)

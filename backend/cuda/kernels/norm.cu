@@ -3,7 +3,7 @@
 #include "pdl.cuh"
 
 // Under PDL (sm_90 code, see pdl.cuh) both kernels start with pdl_start: the next kernel
-// (a mat-vec, which prefetches its weights meanwhile) may launch at once.
+// (the mat-vec of the normalised row) may launch, and its blocks take their SMs, at once.
 PDL_MARKER(pdl_norm)
 
 // NORM_CACHE is the elements a thread keeps in registers between the two passes; rows

@@ -4,8 +4,10 @@
 // before the kernel ahead of it in the stream has finished: as soon as every block of that
 // kernel has called pdl_trigger (or exited). It must then call pdl_wait, which returns once
 // the kernel ahead has completed and its writes are visible, before it reads anything that
-// kernel may write or writes anything it may read. What comes before pdl_wait may only use
-// data no kernel of the step writes: the weights (prefetched into L2 by mv_prologue).
+// kernel may write or writes anything it may read. The kernels here call it first thing, so
+// what they gain is the launch, and the block scheduling, of each kernel done while the one
+// ahead still runs (a prefetch of the mat-vec weights before the wait was measured slower:
+// the L2 requests cost more than the early start gave).
 //
 // The instructions exist from sm_90 on. Code compiled for an older target (the compute_80
 // PTX, the sm_80..sm_89 machine code) has neither them nor the module's marker kernel
@@ -15,21 +17,16 @@
 #pragma once
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define PDL_ON 1
 // pdl_wait waits for the kernel ahead in the stream to complete (griddepcontrol.wait).
 static __device__ __forceinline__ void pdl_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 // pdl_trigger lets the next kernel launch once every block of this one has called it.
 static __device__ __forceinline__ void pdl_trigger() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
-// prefetch_l2 asks for the 128-byte line holding p in L2.
-static __device__ __forceinline__ void prefetch_l2(const void *p) { asm volatile("prefetch.L2 [%0];" ::"l"(p)); }
 // PDL_MARKER defines the module's marker kernel, present only in code that has PDL.
 #define PDL_MARKER(name) \
 	extern "C" __global__ void name() {}
 #else
-#define PDL_ON 0
 static __device__ __forceinline__ void pdl_wait() {}
 static __device__ __forceinline__ void pdl_trigger() {}
-static __device__ __forceinline__ void prefetch_l2(const void *) {}
 #define PDL_MARKER(name)
 #endif
 
