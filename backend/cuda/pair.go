@@ -2,6 +2,8 @@
 
 package cuda
 
+import "github.com/infergo/infer/tensor"
+
 // Pairing of the small kernels between the q/k/v mat-vecs and attention: RoPE of q then
 // of k, and SetRows of k then of v into the caches, each pair in one launch (rope2_f32,
 // set_rows2_*) rather than two. The first call of a pair is held (like a mat-vec, see
@@ -55,7 +57,7 @@ func (p *heldPair) twin(q *heldPair) bool {
 func (d *Device) holdPair(q *heldPair) {
 	entry := "rope_f32"
 	if !q.rope {
-		entry = "set_rows_" + typeName(q.dst.dt)
+		entry = setRowsEntry(q.dst.dt, false)
 	}
 	d.enqueueAs(entry, kernelCall|holdCall|exactCall, func() error {
 		if p := d.pair; p != nil && p.takesRope(q) {
@@ -85,7 +87,22 @@ func pairEntry(p *heldPair) string {
 	if p.rope {
 		return "rope2_f32"
 	}
-	return "set_rows2_" + typeName(p.dst.dt)
+	return setRowsEntry(p.dst.dt, true)
+}
+
+// setRowsEntry is the SetRows kernel for a cache of dt (F32 or F16, as SetRows checks):
+// set_rows_<dt>, or set_rows2_<dt> for two matrices at once. Fixed names: no string is
+// formatted a call.
+func setRowsEntry(dt tensor.DType, two bool) string {
+	switch {
+	case dt == tensor.F16 && two:
+		return "set_rows2_f16"
+	case dt == tensor.F16:
+		return "set_rows_f16"
+	case two:
+		return "set_rows2_f32"
+	}
+	return "set_rows_f32"
 }
 
 // launchPair launches p alone (q nil) or p and q together, and reports what they write
@@ -116,7 +133,7 @@ func (d *Device) launchPair(p, q *heldPair) error {
 	}
 	if q == nil {
 		a := new(args).ptr(p.dst.ptr).ptr(p.a.ptr).ptr(p.rows.ptr).i32(p.a.cols)
-		return d.launch("set_rows_"+typeName(p.dst.dt), dim3{n, ceilDiv(p.a.cols, threads), 1}, block, a)
+		return d.launch(setRowsEntry(p.dst.dt, false), dim3{n, ceilDiv(p.a.cols, threads), 1}, block, a)
 	}
 	a := new(args).ptr(p.dst.ptr).ptr(p.a.ptr).ptr(q.dst.ptr).ptr(q.a.ptr).ptr(p.rows.ptr).i32(p.a.cols).i32(q.a.cols)
 	return d.launch(pairEntry(p), dim3{n, ceilDiv(max(p.a.cols, q.a.cols), threads), 2}, block, a)
