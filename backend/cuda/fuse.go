@@ -3,8 +3,6 @@
 package cuda
 
 import (
-	"fmt"
-
 	"github.com/infergo/infer/tensor"
 )
 
@@ -37,72 +35,6 @@ type heldMV struct {
 
 // fusedEntry is the fused mat-vec kernel of weight type dt.
 func fusedEntry(dt tensor.DType) string { return kernelsOf(dt).fused }
-
-// mvEntry is the mat-vec kernel of weight type dt for nc activation rows (one of
-// matVecWidths).
-func mvEntry(dt tensor.DType, nc int) string {
-	k := kernelsOf(dt)
-	for i, c := range matVecWidths {
-		if c == nc {
-			return k.mv[i]
-		}
-	}
-	return fmt.Sprintf("mv_%s_%d", typeName(dt), nc)
-}
-
-// typeKernels are the names of the kernels specialised for one weight type: embed_<type>,
-// mv_<type>_<nc> by the index of nc in matVecWidths, and mv_fused_<type>.
-type typeKernels struct {
-	embed string
-	mv    [4]string
-	fused string
-}
-
-// typeKernelNames holds the kernel names of every weight type, formatted once (read only
-// afterwards), so that a decode step's calls format no string.
-var typeKernelNames = func() map[tensor.DType]typeKernels {
-	m := make(map[tensor.DType]typeKernels, len(weightTypes))
-	for _, dt := range weightTypes {
-		m[dt] = newTypeKernels(dt)
-	}
-	return m
-}()
-
-// newTypeKernels formats the kernel names of weight type dt.
-func newTypeKernels(dt tensor.DType) typeKernels {
-	t := typeName(dt)
-	k := typeKernels{embed: "embed_" + t, fused: "mv_fused_" + t}
-	for i, nc := range matVecWidths {
-		k.mv[i] = fmt.Sprintf("mv_%s_%d", t, nc)
-	}
-	return k
-}
-
-// kernelsOf returns the kernel names of weight type dt (formatted now for a type outside
-// weightTypes, which has no kernels: the launch then reports the name as not loaded).
-func kernelsOf(dt tensor.DType) typeKernels {
-	if k, ok := typeKernelNames[dt]; ok {
-		return k
-	}
-	return newTypeKernels(dt)
-}
-
-// copyEntry is the Copy kernel from src to dst type: copy_<src>_<dst>.
-func copyEntry(src, dst tensor.DType) string {
-	switch {
-	case src == tensor.F32 && dst == tensor.F32:
-		return "copy_f32_f32"
-	case src == tensor.F32 && dst == tensor.F16:
-		return "copy_f32_f16"
-	case src == tensor.F16 && dst == tensor.F32:
-		return "copy_f16_f32"
-	case src == tensor.F16 && dst == tensor.F16:
-		return "copy_f16_f16"
-	case src == tensor.BF16 && dst == tensor.F32:
-		return "copy_bf16_f32"
-	}
-	return "copy_" + typeName(src) + "_" + typeName(dst)
-}
 
 // overlaps reports whether two buffers share any byte.
 func overlaps(a, b *Buffer) bool {

@@ -2,8 +2,6 @@
 
 package cuda
 
-import "github.com/infergo/infer/tensor"
-
 // Pairing of the small kernels between the q/k/v mat-vecs and attention: RoPE of q then
 // of k, and SetRows of k then of v into the caches, each pair in one launch (rope2_f32,
 // set_rows2_*) rather than two. The first call of a pair is held (like a mat-vec, see
@@ -88,21 +86,6 @@ func pairEntry(p *heldPair) string {
 		return "rope2_f32"
 	}
 	return setRowsEntry(p.dst.dt, true)
-}
-
-// setRowsEntry is the SetRows kernel for a cache of dt (F32 or F16, as SetRows checks):
-// set_rows_<dt>, or set_rows2_<dt> for two matrices at once. Fixed names: no string is
-// formatted a call.
-func setRowsEntry(dt tensor.DType, two bool) string {
-	switch {
-	case dt == tensor.F16 && two:
-		return "set_rows2_f16"
-	case dt == tensor.F16:
-		return "set_rows_f16"
-	case two:
-		return "set_rows2_f32"
-	}
-	return "set_rows_f32"
 }
 
 // launchPair launches p alone (q nil) or p and q together, and reports what they write

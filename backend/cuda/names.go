@@ -1,0 +1,93 @@
+//go:build cgo
+
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/infergo/infer/tensor"
+)
+
+// Kernel names by type, fixed or formatted once, so that the calls of a decode step
+// (eager ones too) format no string to find their kernel.
+
+// mvEntry is the mat-vec kernel of weight type dt for nc activation rows (one of
+// matVecWidths).
+func mvEntry(dt tensor.DType, nc int) string {
+	k := kernelsOf(dt)
+	for i, c := range matVecWidths {
+		if c == nc {
+			return k.mv[i]
+		}
+	}
+	return fmt.Sprintf("mv_%s_%d", typeName(dt), nc)
+}
+
+// typeKernels are the names of the kernels specialised for one weight type: embed_<type>,
+// mv_<type>_<nc> by the index of nc in matVecWidths, and mv_fused_<type>.
+type typeKernels struct {
+	embed string
+	mv    []string
+	fused string
+}
+
+// typeKernelNames holds the kernel names of every weight type, formatted once (read only
+// afterwards), so that a decode step's calls format no string.
+var typeKernelNames = func() map[tensor.DType]typeKernels {
+	m := make(map[tensor.DType]typeKernels, len(weightTypes))
+	for _, dt := range weightTypes {
+		m[dt] = newTypeKernels(dt)
+	}
+	return m
+}()
+
+// newTypeKernels formats the kernel names of weight type dt.
+func newTypeKernels(dt tensor.DType) typeKernels {
+	t := typeName(dt)
+	k := typeKernels{embed: "embed_" + t, fused: "mv_fused_" + t}
+	for _, nc := range matVecWidths {
+		k.mv = append(k.mv, fmt.Sprintf("mv_%s_%d", t, nc))
+	}
+	return k
+}
+
+// kernelsOf returns the kernel names of weight type dt (formatted now for a type outside
+// weightTypes, which has no kernels: the launch then reports the name as not loaded).
+func kernelsOf(dt tensor.DType) typeKernels {
+	if k, ok := typeKernelNames[dt]; ok {
+		return k
+	}
+	return newTypeKernels(dt)
+}
+
+// copyEntry is the Copy kernel from src to dst type: copy_<src>_<dst>.
+func copyEntry(src, dst tensor.DType) string {
+	switch {
+	case src == tensor.F32 && dst == tensor.F32:
+		return "copy_f32_f32"
+	case src == tensor.F32 && dst == tensor.F16:
+		return "copy_f32_f16"
+	case src == tensor.F16 && dst == tensor.F32:
+		return "copy_f16_f32"
+	case src == tensor.F16 && dst == tensor.F16:
+		return "copy_f16_f16"
+	case src == tensor.BF16 && dst == tensor.F32:
+		return "copy_bf16_f32"
+	}
+	return "copy_" + typeName(src) + "_" + typeName(dst)
+}
+
+// setRowsEntry is the SetRows kernel for a cache of dt (F32 or F16, as SetRows checks):
+// set_rows_<dt>, or set_rows2_<dt> for two matrices at once. Fixed names: no string is
+// formatted a call.
+func setRowsEntry(dt tensor.DType, two bool) string {
+	switch {
+	case dt == tensor.F16 && two:
+		return "set_rows2_f16"
+	case dt == tensor.F16:
+		return "set_rows_f16"
+	case two:
+		return "set_rows2_f32"
+	}
+	return "set_rows_f32"
+}
