@@ -90,8 +90,9 @@ import (
 // the kernel ahead, and the gap between two kernels of a decode step shrinks. Only
 // kernels that wait that way are launched with it (pdlMarker: the mat-vecs, quantize_q8,
 // the row norms), and only when their module's loaded code says it has the waits by
-// defining a marker kernel (PDL_MARKER): machine code or PTX built for sm_90 or newer. The compute_80 PTX and the sm_80..sm_89 machine code have no marker,
-// and a driver older than CUDA 12.3 gets no PDL launch either, so those run as before.
+// defining a marker kernel (PDL_MARKER): machine code or PTX built for sm_90 or newer.
+// The compute_80 PTX and the sm_80..sm_89 machine code have no marker, and a driver
+// older than CUDA 12.3 gets no PDL launch either, so those run as before.
 
 // Marker kernels of the modules launched with PDL.
 const (
