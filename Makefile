@@ -9,9 +9,15 @@ NVCC      ?= nvcc
 # compute_80 (Ampere) PTX: JIT-compiled by any driver that supports sm_80 or newer (H100/H200 too).
 CUDA_ARCH ?= compute_80
 # Machine code assembled from that PTX into each module's fatbin, so that these GPUs load the
-# kernels without JIT compilation; the fatbin carries the PTX too, for newer GPUs.
-SASS_ARCH ?= sm_80 sm_86 sm_89 sm_90
-FATBIN    := -fatbin --threads 0 $(foreach a,$(SASS_ARCH),-gencode arch=$(CUDA_ARCH),code=$(a)) -gencode arch=$(CUDA_ARCH),code=$(CUDA_ARCH)
+# kernels without JIT compilation; the fatbin carries the PTX too, for newer GPUs. The modules
+# of PDL_MODULES have sm_90-only code (programmatic dependent launch, kernels/pdl.cuh): their
+# sm_90 machine code is compiled from the compute_90 front end instead.
+SASS_ARCH   ?= sm_80 sm_86 sm_89 sm_90
+PDL_MODULES := matvec norm
+# fatbin_flags are the nvcc flags of module $(1)'s fatbin.
+fatbin_flags = -fatbin --threads 0 $(foreach a,$(SASS_ARCH),-gencode \
+	arch=$(if $(and $(filter sm_90,$(a)),$(filter $(1),$(PDL_MODULES))),compute_90,$(CUDA_ARCH)),code=$(a)) \
+	-gencode arch=$(CUDA_ARCH),code=$(CUDA_ARCH)
 KERNELS   := $(wildcard backend/cuda/kernels/*.cu)
 
 export INFER_TESTDATA := $(abspath $(TESTDATA))
@@ -96,11 +102,12 @@ backend/cuda/kernels/%.ptx: backend/cuda/kernels/%.cu $(wildcard backend/cuda/ke
 # kernels folder, so that no path enters it); fatbin/<module>.fatbin.sha256 records the PTX built
 # beside it, and the Go code uses a fatbin only while that matches the committed PTX.
 backend/cuda/kernels/fatbin/%.fatbin: backend/cuda/kernels/%.cu backend/cuda/kernels/%.ptx $(wildcard backend/cuda/kernels/*.cuh)
-	cd backend/cuda/kernels && $(NVCC) $(FATBIN) -O3 -o fatbin/$*.fatbin $*.cu && sha256sum $*.ptx >fatbin/$*.fatbin.sha256
+	cd backend/cuda/kernels && $(NVCC) $(call fatbin_flags,$*) -O3 -o fatbin/$*.fatbin $*.cu && sha256sum $*.ptx >fatbin/$*.fatbin.sha256
 
 check-kernels:
 	@for f in $(KERNELS); do m=$${f%.cu}; $(NVCC) -arch=$(CUDA_ARCH) -O3 -ptx -o /tmp/check.ptx $$f && cmp -s /tmp/check.ptx $$m.ptx || { echo "$$f: committed PTX is stale; run make kernels"; exit 1; }; \
-		n=$${m##*/}; (cd backend/cuda/kernels && $(NVCC) $(FATBIN) -O3 -o /tmp/check.fatbin $$n.cu && cmp -s /tmp/check.fatbin fatbin/$$n.fatbin && sha256sum -c --quiet fatbin/$$n.fatbin.sha256) || { echo "fatbin/$$n.fatbin: stale or not reproduced; run make kernels"; exit 1; }; done
+		n=$${m##*/}; case " $(PDL_MODULES) " in *" $$n "*) fb='$(call fatbin_flags,$(firstword $(PDL_MODULES)))';; *) fb='$(call fatbin_flags,)';; esac; \
+		(cd backend/cuda/kernels && $(NVCC) $$fb -O3 -o /tmp/check.fatbin $$n.cu && cmp -s /tmp/check.fatbin fatbin/$$n.fatbin && sha256sum -c --quiet fatbin/$$n.fatbin.sha256) || { echo "fatbin/$$n.fatbin: stale or not reproduced; run make kernels"; exit 1; }; done
 
 lint:
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo "gofmt needed"; exit 1; }

@@ -34,7 +34,7 @@ type heldMV struct {
 }
 
 // fusedEntry is the fused mat-vec kernel of weight type dt.
-func fusedEntry(dt tensor.DType) string { return "mv_fused_" + typeName(dt) }
+func fusedEntry(dt tensor.DType) string { return kernelsOf(dt).fused }
 
 // overlaps reports whether two buffers share any byte.
 func overlaps(a, b *Buffer) bool {

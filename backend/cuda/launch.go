@@ -104,9 +104,13 @@ func (d *Device) launchShared(stream C.CUstream, entry string, grid, block dim3,
 	}
 	p := a.bytes()
 	copy(unsafe.Slice((*byte)(d.args.p), maxArgBytes), p)
-	r := C.cu_launch(f, C.uint(grid.x), C.uint(grid.y), C.uint(grid.z), C.uint(block.x), C.uint(block.y),
-		C.uint(block.z), C.uint(smem), stream, d.args.p, C.size_t(len(p)))
-	if err := check("cuLaunchKernel", r); err != nil {
+	withPDL := d.pdl(entry)
+	r := cuLaunch(f, grid, block, smem, stream, d.args.p, len(p), withPDL)
+	op := "cuLaunchKernel"
+	if withPDL {
+		op = "cuLaunchKernelEx"
+	}
+	if err := check(op, r); err != nil {
 		return fmt.Errorf("kernel %s grid %v block %v: %w", entry, grid, block, err)
 	}
 	return nil

@@ -5,16 +5,25 @@ package cuda
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/infergo/infer/backend/cuda/kernels"
+	"github.com/infergo/infer/tensor"
 )
 
 // TestKernelEntriesExist checks that every kernel the Go code launches is defined in
-// the committed PTX.
+// the committed PTX (compute_80: the PDL markers exist only in sm_90 code).
 func TestKernelEntriesExist(t *testing.T) {
 	for _, k := range kernelTable() {
+		if slices.Contains(pdlMarkers, k) {
+			if src, err := kernels.PTX(k.module); err == nil && bytes.Contains(src, []byte(".entry "+k.entry+"(")) {
+				t.Errorf("kernel %s: in the compute_80 %s.ptx, which has no PDL code", k.entry, k.module)
+			}
+			continue
+		}
 		src, err := kernels.PTX(k.module)
 		if err != nil || !bytes.Contains(src, []byte(".entry "+k.entry+"(")) {
 			t.Errorf("kernel %s: no entry in %s.ptx (%v)", k.entry, k.module, err)
@@ -43,4 +52,34 @@ func TestArgsOverflowPanics(t *testing.T) {
 		}
 	}()
 	new(args).i32(1 << 40)
+}
+
+// TestKernelNames checks the fixed kernel-name tables against the names formatted from
+// the types, and that each is a kernel the device loads.
+func TestKernelNames(t *testing.T) {
+	loaded := map[string]bool{}
+	for _, k := range kernelTable() {
+		loaded[k.entry] = true
+	}
+	check := func(got, want string) {
+		t.Helper()
+		if got != want || !loaded[got] {
+			t.Errorf("kernel name %q, want %q (in kernelTable: %v)", got, want, loaded[got])
+		}
+	}
+	for _, dt := range weightTypes {
+		tn := typeName(dt)
+		check(kernelsOf(dt).embed, "embed_"+tn)
+		check(fusedEntry(dt), "mv_fused_"+tn)
+		for _, nc := range matVecWidths {
+			check(mvEntry(dt, nc), fmt.Sprintf("mv_%s_%d", tn, nc))
+		}
+	}
+	for _, c := range [][2]tensor.DType{{tensor.F32, tensor.F32}, {tensor.F32, tensor.F16}, {tensor.F16, tensor.F32}, {tensor.F16, tensor.F16}, {tensor.BF16, tensor.F32}} {
+		check(copyEntry(c[0], c[1]), "copy_"+typeName(c[0])+"_"+typeName(c[1]))
+	}
+	for _, dt := range []tensor.DType{tensor.F32, tensor.F16} {
+		check(setRowsEntry(dt, false), "set_rows_"+typeName(dt))
+		check(setRowsEntry(dt, true), "set_rows2_"+typeName(dt))
+	}
 }

@@ -63,7 +63,7 @@ func (d *Device) matVec(o, w, x *Buffer) error {
 			break
 		}
 	}
-	entry := mvName(w.dt, nc)
+	entry := mvEntry(w.dt, nc)
 	grid, block := dim3{ceilDiv(w.rows, mvRows(w.dt, nc)), ceilDiv(n, nc), 1}, dim3{mvWarps * 32, 1, 1}
 	defer d.wrote(o)
 	if !quantized(w.dt) {

@@ -99,7 +99,7 @@ func kernelTable() []kernel {
 		ks = append(ks, kernel{"embed", "embed_" + t, false}, kernel{"embed", "dequant_f16_" + t, false},
 			kernel{"embed", "dequant8_f16_" + t, true}, kernel{"embed", "dequant8u_f16_" + t, true})
 		for _, nc := range matVecWidths {
-			ks = append(ks, kernel{"matvec", mvName(dt, nc), false})
+			ks = append(ks, kernel{"matvec", mvEntry(dt, nc), false})
 		}
 		ks = append(ks, kernel{"matvec", fusedEntry(dt), true})
 		if quantized(dt) {
@@ -108,7 +108,7 @@ func kernelTable() []kernel {
 			}
 		}
 	}
-	return ks
+	return append(ks, pdlMarkers...)
 }
 
 // loadKernels loads each module once and resolves every entry of kernelTable; it runs

@@ -8,63 +8,110 @@ import (
 	"github.com/infergo/infer/tensor"
 )
 
-// typeEntries are the names of the kernels specialised for one weight type, formatted
-// once: the launch paths look a name up instead of formatting it on every call.
-type typeEntries struct {
-	mv       [4]string // mv_<t>_<nc>, nc = matVecWidths[i]
-	mmq      [3]string // mmq_<t>_<bn>, bn = 32, 64, 128
-	dequant8 string    // dequant8_f16_<t>
-	deq8u    string    // dequant8u_f16_<t>
+// Kernel names by type, fixed or formatted once, so that the calls of a decode step
+// (eager ones too) format no string to find their kernel.
+
+// mvEntry is the mat-vec kernel of weight type dt for nc activation rows (one of
+// matVecWidths).
+func mvEntry(dt tensor.DType, nc int) string {
+	k := kernelsOf(dt)
+	for i, c := range matVecWidths {
+		if c == nc {
+			return k.mv[i]
+		}
+	}
+	return fmt.Sprintf("mv_%s_%d", typeName(dt), nc)
 }
 
-// entryNames holds typeEntries for each of weightTypes; it is never written after
-// package initialisation.
-var entryNames = func() map[tensor.DType]*typeEntries {
-	m := make(map[tensor.DType]*typeEntries, len(weightTypes))
+// mmqName is the MMQ kernel of weights dt with token tile bn (one of mmqTileSizes):
+// "mmq_q4_0_64".
+func mmqName(dt tensor.DType, bn int) string {
+	k := kernelsOf(dt)
+	for i, b := range mmqTileSizes {
+		if b == bn {
+			return k.mmq[i]
+		}
+	}
+	return fmt.Sprintf("mmq_%s_%d", typeName(dt), bn)
+}
+
+// typeKernels are the names of the kernels specialised for one weight type: embed_<type>,
+// mv_<type>_<nc> by the index of nc in matVecWidths, mv_fused_<type>, mmq_<type>_<bn>
+// by the index of bn in mmqTiles, dequant8_f16_<type> and dequant8u_f16_<type>.
+type typeKernels struct {
+	embed    string
+	mv       []string
+	fused    string
+	mmq      []string
+	dequant8 string
+	deq8u    string
+}
+
+// mmqTileSizes are the token tiles (bn) an MMQ kernel name is formatted for (mmqTiles
+// says which of them a weight type has).
+var mmqTileSizes = [...]int{32, 64, 128}
+
+// typeKernelNames holds the kernel names of every weight type, formatted once (read only
+// afterwards), so that a decode step's calls format no string.
+var typeKernelNames = func() map[tensor.DType]typeKernels {
+	m := make(map[tensor.DType]typeKernels, len(weightTypes))
 	for _, dt := range weightTypes {
-		t := typeName(dt)
-		e := &typeEntries{dequant8: "dequant8_f16_" + t, deq8u: "dequant8u_f16_" + t}
-		for i, nc := range matVecWidths {
-			e.mv[i] = fmt.Sprintf("mv_%s_%d", t, nc)
-		}
-		for i, bn := range []int{32, 64, 128} {
-			e.mmq[i] = fmt.Sprintf("mmq_%s_%d", t, bn)
-		}
-		m[dt] = e
+		m[dt] = newTypeKernels(dt)
 	}
 	return m
 }()
 
-// entries returns dt's kernel names; dt is one of weightTypes (MatMul checks).
-func entries(dt tensor.DType) *typeEntries {
-	e, ok := entryNames[dt]
-	if !ok {
-		panic(fmt.Sprintf("cuda: no kernels for %v weights", dt))
+// newTypeKernels formats the kernel names of weight type dt.
+func newTypeKernels(dt tensor.DType) typeKernels {
+	t := typeName(dt)
+	k := typeKernels{embed: "embed_" + t, fused: "mv_fused_" + t,
+		dequant8: "dequant8_f16_" + t, deq8u: "dequant8u_f16_" + t}
+	for _, nc := range matVecWidths {
+		k.mv = append(k.mv, fmt.Sprintf("mv_%s_%d", t, nc))
 	}
-	return e
+	for _, bn := range mmqTileSizes {
+		k.mmq = append(k.mmq, fmt.Sprintf("mmq_%s_%d", t, bn))
+	}
+	return k
 }
 
-// mvName is the mat-vec kernel of weights dt for nc activation rows, nc one of
-// matVecWidths: "mv_q4_0_8".
-func mvName(dt tensor.DType, nc int) string {
-	for i, w := range matVecWidths {
-		if w == nc {
-			return entries(dt).mv[i]
-		}
+// kernelsOf returns the kernel names of weight type dt (formatted now for a type outside
+// weightTypes, which has no kernels: the launch then reports the name as not loaded).
+func kernelsOf(dt tensor.DType) typeKernels {
+	if k, ok := typeKernelNames[dt]; ok {
+		return k
 	}
-	panic(fmt.Sprintf("cuda: no mat-vec kernel of width %d", nc))
+	return newTypeKernels(dt)
 }
 
-// mmqName is the MMQ kernel of weights dt with token tile bn (32, 64 or 128):
-// "mmq_q4_0_64".
-func mmqName(dt tensor.DType, bn int) string {
-	switch bn {
-	case 32:
-		return entries(dt).mmq[0]
-	case 64:
-		return entries(dt).mmq[1]
-	case 128:
-		return entries(dt).mmq[2]
+// copyEntry is the Copy kernel from src to dst type: copy_<src>_<dst>.
+func copyEntry(src, dst tensor.DType) string {
+	switch {
+	case src == tensor.F32 && dst == tensor.F32:
+		return "copy_f32_f32"
+	case src == tensor.F32 && dst == tensor.F16:
+		return "copy_f32_f16"
+	case src == tensor.F16 && dst == tensor.F32:
+		return "copy_f16_f32"
+	case src == tensor.F16 && dst == tensor.F16:
+		return "copy_f16_f16"
+	case src == tensor.BF16 && dst == tensor.F32:
+		return "copy_bf16_f32"
 	}
-	panic(fmt.Sprintf("cuda: no MMQ kernel of tile %d", bn))
+	return "copy_" + typeName(src) + "_" + typeName(dst)
+}
+
+// setRowsEntry is the SetRows kernel for a cache of dt (F32 or F16, as SetRows checks):
+// set_rows_<dt>, or set_rows2_<dt> for two matrices at once. Fixed names: no string is
+// formatted a call.
+func setRowsEntry(dt tensor.DType, two bool) string {
+	switch {
+	case dt == tensor.F16 && two:
+		return "set_rows2_f16"
+	case dt == tensor.F16:
+		return "set_rows_f16"
+	case two:
+		return "set_rows2_f32"
+	}
+	return "set_rows_f32"
 }

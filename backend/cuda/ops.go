@@ -33,7 +33,7 @@ func (d *Device) Embed(dst, table, tokens backend.Buffer) {
 	need(o.dt == tensor.F32 && o.cols == t.cols, "Embed: dst %v (%d, %d), table %v (%d, %d)", o.dt, o.rows, o.cols, t.dt, t.rows, t.cols)
 	need(ids.dt == tensor.I32 && ids.rows == o.rows, "Embed: tokens %v (%d, %d) for %d rows", ids.dt, ids.rows, ids.cols, o.rows)
 	a := new(args).ptr(o.ptr).ptr(t.ptr).ptr(ids.ptr).i32(o.cols)
-	d.run("embed_"+typeName(t.dt), dim3{o.rows, ceilDiv(o.cols, threads), 1}, dim3{threads, 1, 1}, a)
+	d.run(kernelsOf(t.dt).embed, dim3{o.rows, ceilDiv(o.cols, threads), 1}, dim3{threads, 1, 1}, a)
 }
 
 // RMSNorm sets each group of weight's elements of each row of dst to x/rms(x) ⊙
@@ -190,7 +190,7 @@ func (d *Device) Copy(dst, src backend.Buffer) {
 	o, s := d.buffer(dst, "Copy dst"), d.buffer(src, "Copy src")
 	float := func(t tensor.DType) bool { return t == tensor.F32 || t == tensor.F16 }
 	need(float(o.dt) && float(s.dt) && o.rows == s.rows && o.cols == s.cols, "Copy: dst %v (%d, %d), src %v (%d, %d)", o.dt, o.rows, o.cols, s.dt, s.rows, s.cols)
-	d.elementwise("copy_"+typeName(s.dt)+"_"+typeName(o.dt), new(args).ptr(o.ptr).ptr(s.ptr), o.rows*o.cols)
+	d.elementwise(copyEntry(s.dt, o.dt), new(args).ptr(o.ptr).ptr(s.ptr), o.rows*o.cols)
 }
 
 // elementwise launches a grid-stride kernel over n elements; a's last parameter, n, is

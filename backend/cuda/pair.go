@@ -56,7 +56,7 @@ func (p *heldPair) twin(q *heldPair) bool {
 func (d *Device) holdPair(q *heldPair) {
 	entry := "rope_f32"
 	if !q.rope {
-		entry = "set_rows_" + typeName(q.dst.dt)
+		entry = setRowsEntry(q.dst.dt, false)
 	}
 	d.enqueueAs(entry, kernelCall|holdCall|exactCall, func() error {
 		if c := d.heldChain(); c != nil {
@@ -98,7 +98,7 @@ func pairEntry(p *heldPair) string {
 	if p.rope {
 		return "rope2_f32"
 	}
-	return "set_rows2_" + typeName(p.dst.dt)
+	return setRowsEntry(p.dst.dt, true)
 }
 
 // launchPair launches p alone (q nil) or p and q together, and reports what they write
@@ -135,7 +135,7 @@ func (d *Device) launchPair(p, q *heldPair) error {
 	}
 	if q == nil {
 		a := new(args).ptr(p.dst.ptr).ptr(p.a.ptr).ptr(p.rows.ptr).i32(p.a.cols)
-		return d.launch("set_rows_"+typeName(p.dst.dt), dim3{n, ceilDiv(p.a.cols, threads), 1}, block, a)
+		return d.launch(setRowsEntry(p.dst.dt, false), dim3{n, ceilDiv(p.a.cols, threads), 1}, block, a)
 	}
 	a := new(args).ptr(p.dst.ptr).ptr(p.a.ptr).ptr(q.dst.ptr).ptr(q.a.ptr).ptr(p.rows.ptr).i32(p.a.cols).i32(q.a.cols)
 	return d.launch(pairEntry(p), dim3{n, ceilDiv(max(p.a.cols, q.a.cols), threads), 2}, block, a)

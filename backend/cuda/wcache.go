@@ -127,11 +127,11 @@ func (d *Device) widen(stream C.CUstream, dst C.CUdeviceptr, w *Buffer) error {
 
 // dequant8Kernel names the dequantization of a quantized type to F16 eight columns per
 // thread (rows of whole blocks of 8); it may not be loaded.
-func dequant8Kernel(dt tensor.DType) string { return entries(dt).dequant8 }
+func dequant8Kernel(dt tensor.DType) string { return kernelsOf(dt).dequant8 }
 
 // dequant8uKernel names dequant8Kernel's variant that takes dequantUnroll groups of 8
 // a thread over the whole matrix (DEQ_UNROLL of embed.cu); it may not be loaded.
-func dequant8uKernel(dt tensor.DType) string { return entries(dt).deq8u }
+func dequant8uKernel(dt tensor.DType) string { return kernelsOf(dt).deq8u }
 
 // dequantUnroll is DEQ_UNROLL of embed.cu.
 const dequantUnroll = 4

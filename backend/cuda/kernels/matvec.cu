@@ -9,6 +9,12 @@
 // w+MV_WARPS, ... of those rows, and the warps' sums meet in shared memory. Launch:
 // block MV_WARPS·32 threads, grid (ceil(rows/R), ceil(n/NC)).
 #include "types.cuh"
+#include "pdl.cuh"
+
+// Under PDL (sm_90 code, see pdl.cuh) every kernel here starts with pdl_start, before it
+// touches memory: the marker tells package cuda the loaded code has the waits, so that it
+// may launch the kernels with the attribute.
+PDL_MARKER(pdl_matvec)
 
 #define MV_WARPS 4
 // Weight rows per block of the quantized kernels for 1 and 2 activation rows (1 for 4,
@@ -61,6 +67,7 @@ static __device__ __forceinline__ void block_reduce(float (&acc)[R][NC], float *
 // quantize_row_q8_0 does (d = amax/127, q = round(x/d), d stored as f16): xq (n·cols)
 // int8 and xd (n·cols/32) the scales as floats. One warp per block.
 extern "C" __global__ void quantize_q8(signed char *xq, float *xd, const float *x, i64 nblocks) {
+	pdl_start();
 	const int lane = threadIdx.x % WARP;
 	const i64 stride = (i64)gridDim.x * blockDim.x / WARP;
 	for (i64 b = ((i64)blockIdx.x * blockDim.x + threadIdx.x) / WARP; b < nblocks; b += stride) {
@@ -704,6 +711,7 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 #define MV_FUSED_Q8_ENTRY(name) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MV_MINB_##name) \
 	    mv_fused_##name(MV_FUSED_ARGS, const signed char *xq, const float *xd) { \
+		pdl_start(); \
 		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, rows0, rows1, rows2, end0, end1); \
 		mv_any<T_##name, 1, MV_ROWS_1>(s.dst, add, s.w, xq, xd, s.rows, cols, 1, s.blk); \
 	}
@@ -714,6 +722,7 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 #define MV_Q8_ARGS float *dst, const u8 *w, const signed char *xq, const float *xd, int rows, int cols, int n
 #define MV_Q8_ENTRY(name, NC, R, MINB) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MINB) mv_##name##_##NC(MV_Q8_ARGS) { \
+		pdl_start(); \
 		mv_any<T_##name, NC, R>(dst, nullptr, w, xq, xd, rows, cols, n, blockIdx.x); \
 	}
 #define MV_QUANT(name, T) \
@@ -736,7 +745,10 @@ FOR_EACH_QUANT(MV_QUANT)
 // Float weights: mv_<type>_<NC>(dst, w, x, rows, cols, n), one row a block.
 #define MV_ARGS float *dst, const u8 *w, const float *x, int rows, int cols, int n
 #define MV_ENTRY(name, NC, call) \
-	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP) mv_##name##_##NC(MV_ARGS) { call; }
+	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP) mv_##name##_##NC(MV_ARGS) { \
+		pdl_start(); \
+		call; \
+	}
 #define MV_NCS(name, call1, call2, call4, call8) \
 	MV_ENTRY(name, 1, call1) MV_ENTRY(name, 2, call2) MV_ENTRY(name, 4, call4) MV_ENTRY(name, 8, call8)
 
@@ -752,6 +764,7 @@ MV_FLOAT(bf16, u8, false)
 // Float weights, fused: mv_fused_<type>(MV_FUSED_ARGS, x), one row a block.
 #define MV_FUSED_FLOAT(name, W, VEC) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP) mv_fused_##name(MV_FUSED_ARGS, const float *x) { \
+		pdl_start(); \
 		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, rows0, rows1, rows2, end0, end1); \
 		mv_float<W, 1, VEC>(s.dst, add, (const W *)s.w, x, s.rows, cols, 1, s.blk); \
 	}

@@ -1,5 +1,10 @@
 // norm.cu: RMS normalisation of each row, times a weight row.
 #include "common.cuh"
+#include "pdl.cuh"
+
+// Under PDL (sm_90 code, see pdl.cuh) both kernels start with pdl_start: the next kernel
+// (the mat-vec of the normalised row) may launch, and its blocks take their SMs, at once.
+PDL_MARKER(pdl_norm)
 
 // NORM_CACHE is the elements a thread keeps in registers between the two passes; rows
 // longer than NORM_CACHE·blockDim.x read the rest twice.
@@ -51,10 +56,12 @@ static __device__ void rms_norm(float *dst, const float *x, const float *__restr
 }
 
 extern "C" __global__ void rms_norm_f32(float *dst, const float *x, const float *w, int cols, float eps) {
+	pdl_start();
 	rms_norm<false>(dst, x, w, nullptr, nullptr, cols, eps);
 }
 
 extern "C" __global__ void rms_norm_q8(float *dst, const float *x, const float *w, signed char *xq, float *xd,
                                        int cols, float eps) {
+	pdl_start();
 	rms_norm<true>(dst, x, w, xq, xd, cols, eps);
 }
