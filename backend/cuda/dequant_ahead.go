@@ -13,7 +13,8 @@ import "errors"
 // compute stream still works on the earlier kernels the host has queued (the host runs
 // far ahead of the GPU), and the compute stream waits only for that weight's copy
 // before its GEMM. A slot is reused once the GEMM that read it is done. The result is
-// the dequant kernel's output, so numbers do not change.
+// the dequant kernel's output, so numbers do not change. Only batches of aheadMinRows
+// rows or more take this path (matmul.go says why).
 //
 // Ordering: the side stream reads only weights. Before a dequantization it waits for
 // the compute stream's uploads so far (written), so a weight uploaded just before its

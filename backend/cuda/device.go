@@ -157,23 +157,37 @@ func open(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 	if err := load(); err != nil {
 		return nil, err
 	}
+	dev, ctx, err := retainPrimary(ordinal)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, err)
+	}
 	info, err := deviceInfo(ordinal)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, check("cuDevicePrimaryCtxRelease_v2", C.cu_primary_ctx_release(dev)))
 	}
-	d := &Device{device: &device{ordinal: ordinal, info: info, allocs: map[*allocation]struct{}{}, mu: lockOf(ordinal), writes: 1}}
+	d := &Device{device: &device{ordinal: ordinal, dev: dev, ctx: ctx, info: info, allocs: map[*allocation]struct{}{}, mu: lockOf(ordinal), writes: 1}}
 	d.name = fmt.Sprintf("cuda:%d %s", ordinal, info.Name)
 	d.mmqOn = o.MMQ
-	if err := check("cuDeviceGet", C.cu_device_get(&d.dev, C.int(ordinal))); err != nil {
-		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, err)
-	}
-	if err := check("cuDevicePrimaryCtxRetain", C.cu_primary_ctx_retain(&d.ctx, d.dev)); err != nil {
-		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, err)
-	}
 	if err := d.do(func() error { return d.setUp(ptx) }); err != nil {
 		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, errors.Join(err, d.Close()))
 	}
 	return d, nil
+}
+
+// retainPrimary retains the primary context of GPU ordinal. open retains it before
+// deviceInfo, whose free-memory query retains and releases the context too: were that
+// the only hold, its release would destroy the context and open's retain would create
+// it again, two context creations and a destruction (~0.2 s on an H200) for one.
+func retainPrimary(ordinal int) (C.CUdevice, C.CUcontext, error) {
+	var dev C.CUdevice
+	var ctx C.CUcontext
+	if err := check("cuDeviceGet", C.cu_device_get(&dev, C.int(ordinal))); err != nil {
+		return dev, nil, err
+	}
+	if err := check("cuDevicePrimaryCtxRetain", C.cu_primary_ctx_retain(&ctx, dev)); err != nil {
+		return dev, nil, err
+	}
+	return dev, ctx, nil
 }
 
 // setUp creates the per-device state; it runs with the context current.

@@ -14,6 +14,16 @@ import (
 // mat-vec kernels, which re-read the weights once per 8 rows.
 const gemmMinRows = 16
 
+// aheadMinRows is the smallest batch whose quantized weights are dequantized on the side
+// stream (dequant_ahead.go); a smaller one dequantizes on the compute stream. Once the
+// side stream has run beside the compute stream, every later decode step of the context
+// runs ~7% slower on an H200 (7B Q4_0: 1966 -> 2119 us of GPU time a token, for the rest
+// of the process), while the overlap saves 2.7% of a pp512. Neither the side stream's
+// existence, nor its memory, nor a fresh compute stream explain it; the same slots
+// filled on the compute stream do not slow the decode. Passes this large are
+// perplexity's (-b 2048), after which nothing decodes.
+const aheadMinRows = 1024
+
 // mvWarps is MV_WARPS of matvec.cu: the warps of a block share its rows' chunks.
 const mvWarps = 4
 
@@ -173,7 +183,7 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 		}
 		switch wp = p; {
 		case cached:
-		case !d.capturing && !d.noAhead && in%8 == 0 && d.has(dequant8Kernel(w.dt)):
+		case !d.capturing && !d.noAhead && n >= aheadMinRows && in%8 == 0 && d.has(dequant8Kernel(w.dt)):
 			if wp, slot, err = d.dequantAhead(w); err != nil {
 				return err
 			}

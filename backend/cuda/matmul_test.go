@@ -78,7 +78,7 @@ func TestQuantizedActivationReuse(t *testing.T) {
 func TestDequantAhead(t *testing.T) {
 	d := openTest(t)
 	r := rand.New(rand.NewPCG(21, 22))
-	const n = 40 // rows: the cuBLAS path
+	const n = aheadMinRows // rows: the cuBLAS path, with the side stream
 	type job struct {
 		dt      tensor.DType
 		out, in int
@@ -148,5 +148,41 @@ func TestDequantAhead(t *testing.T) {
 	upload(devBuf(t, d, tensor.F32, 1, 64, nil), make([]byte, 256))
 	if !d.uploaded {
 		t.Fatal("an Upload after the side stream exists left no mark for the next dequantization")
+	}
+}
+
+// TestDequantAheadMinRows checks that a prompt batch below aheadMinRows dequantizes on
+// the compute stream, so the side stream (after which decode steps run slower) never
+// starts, and that one of aheadMinRows rows does start it.
+func TestDequantAheadMinRows(t *testing.T) {
+	d := openTest(t)
+	if !d.HasBLAS() || !d.has(dequant8Kernel(tensor.Q4_0)) {
+		t.Skip("no cuBLAS or no dequant8 kernel: prompt batches do not dequantize")
+	}
+	r := rand.New(rand.NewPCG(23, 24))
+	const out, in = 64, 256
+	raw := make([]byte, tensor.Q4_0.RowBytes(in)*out)
+	if err := tensor.Quantize(tensor.Q4_0, raw, randoms(r, out*in)); err != nil {
+		t.Fatal(err)
+	}
+	w := devBuf(t, d, tensor.Q4_0, out, in, nil)
+	if err := d.Upload(w, raw); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		n     int
+		ahead bool
+	}{{gemmMinRows, false}, {aheadMinRows - 1, false}, {aheadMinRows, true}} {
+		x, y := devBuf(t, d, tensor.F32, tc.n, in, nil), devBuf(t, d, tensor.F32, tc.n, out, nil)
+		if err := d.Upload(x, tensor.Float32Bytes(randoms(r, tc.n*in))); err != nil {
+			t.Fatal(err)
+		}
+		d.MatMul(y, w, x)
+		if err := d.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if got := d.ahead != nil; got != tc.ahead {
+			t.Fatalf("after a MatMul of %d rows: side stream started %v, want %v", tc.n, got, tc.ahead)
+		}
 	}
 }
