@@ -19,29 +19,41 @@ import (
 	"github.com/infergo/infer/tensor"
 )
 
-// ptxSource returns the PTX text of a kernel module (a .cu file's base name). A module
-// is loaded from the fatbin built from that PTX when there is one (machine code, no JIT
-// compilation), else from the PTX itself.
-type ptxSource func(module string) ([]byte, error)
+// ptxSource returns the PTX text of a kernel module (a .cu file's base name) and the
+// fatbin built from that PTX, nil when there is none. A module is loaded from its fatbin
+// when there is one (machine code, no JIT compilation), else from the PTX itself.
+type ptxSource func(module string) (ptx, fatbin []byte, err error)
 
-// embeddedPTX is the PTX committed under kernels/ and embedded in the binary.
-func embeddedPTX(module string) ([]byte, error) { return kernels.PTX(module) }
+// embeddedPTX is the PTX committed under kernels/ and embedded in the binary, with the
+// embedded fatbin built from it.
+func embeddedPTX(module string) ([]byte, []byte, error) {
+	ptx, err := kernels.PTX(module)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ptx, fatbinFor(module, ptx), nil
+}
 
-// dirPTX reads each module's PTX from dir/<module>.ptx: kernels built on a GPU machine,
-// tried in a binary built before them (OpenPTXDir, Options.KernelDir).
+// dirPTX reads each module's PTX from dir/<module>.ptx, with dir/fatbin/<module>.fatbin
+// when its .sha256 records that PTX (the layout `make kernels` writes): kernels built on a
+// GPU machine, tried in a binary built before them (OpenPTXDir, Options.KernelDir).
 func dirPTX(dir string) ptxSource {
-	return func(module string) ([]byte, error) {
-		b, err := os.ReadFile(filepath.Join(dir, module+".ptx"))
+	fatbins := os.DirFS(filepath.Join(dir, "fatbin"))
+	return func(module string) ([]byte, []byte, error) {
+		ptx, err := os.ReadFile(filepath.Join(dir, module+".ptx"))
 		if err != nil {
-			return nil, fmt.Errorf("kernel directory: %w", err)
+			return nil, nil, fmt.Errorf("kernel directory: %w", err)
 		}
-		return b, nil
+		fb, err := kernels.FatbinIn(fatbins, module, ptx)
+		if err != nil {
+			fb = nil // none built from this PTX: the PTX is JIT-compiled
+		}
+		return ptx, fb, nil
 	}
 }
 
 // fatbinFor returns the embedded fatbin of module when it was built from ptx, else nil:
-// a fatbin left stale by a change to the PTX, or PTX read from a directory for a test,
-// is never used.
+// a fatbin left stale by a change to the PTX is never used.
 func fatbinFor(module string, ptx []byte) []byte {
 	b, err := kernels.Fatbin(module, ptx)
 	if err != nil {
@@ -162,12 +174,12 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 // the driver loads as it is (for a GPU it has none for, the driver JIT-compiles the PTX
 // inside it), else, or when the driver refuses the fatbin, the PTX, JIT-compiled.
 func loadModule(ptx ptxSource, module string) (C.CUmodule, bool, error) {
-	src, err := ptx(module)
+	src, fb, err := ptx(module)
 	if err != nil {
 		return nil, false, fmt.Errorf("kernel module %s: %w", module, err)
 	}
 	var fatbinErr error
-	if fb := fatbinFor(module, src); fb != nil {
+	if fb != nil {
 		m, err := loadImage(fb)
 		if err == nil {
 			return m, true, nil

@@ -63,9 +63,10 @@ func TestModulesFromFatbin(t *testing.T) {
 // and JIT-compiled itself.
 func TestStalePTXLoadsFromPTX(t *testing.T) {
 	d := openTest(t)
-	stale := func(m string) ([]byte, error) {
+	stale := func(m string) ([]byte, []byte, error) {
 		b, err := kernels.PTX(m)
-		return append(b[:len(b):len(b)], "\n// changed\n"...), err
+		b = append(b[:len(b):len(b)], "\n// changed\n"...)
+		return b, fatbinFor(m, b), err
 	}
 	err := d.do(func() error {
 		m, fromFatbin, err := loadModule(stale, "setrows")
@@ -100,18 +101,20 @@ func TestKernelDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := dirPTX(dir)("x")
-	if err != nil || string(got) != string(ptx) {
-		t.Fatalf("dirPTX(x) = %q, %v; want the directory's PTX", got, err)
+	got, fb, err := dirPTX(dir)("x")
+	if err != nil || string(got) != string(ptx) || string(fb) != "FATBIN" {
+		t.Fatalf("dirPTX(x) = %q, %q, %v; want the directory's PTX and fatbin", got, fb, err)
 	}
-	fb := os.DirFS(filepath.Join(dir, "fatbin"))
-	if b, err := kernels.FatbinIn(fb, "x", got); err != nil || string(b) != "FATBIN" {
-		t.Errorf("FatbinIn(x) = %q, %v; want the directory's fatbin", b, err)
+	if err := os.WriteFile(filepath.Join(dir, "x.ptx"), append(ptx, '\n'), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if b, err := kernels.FatbinIn(fb, "x", append(got, '\n')); !errors.Is(err, kernels.ErrNoFatbin) {
+	if got, fb, err := dirPTX(dir)("x"); err != nil || fb != nil {
+		t.Errorf("dirPTX(x) with PTX other than the fatbin's = %q, %q, %v; want the PTX alone", got, fb, err)
+	}
+	if b, err := kernels.FatbinIn(os.DirFS(filepath.Join(dir, "fatbin")), "x", append(ptx, '\n')); !errors.Is(err, kernels.ErrNoFatbin) {
 		t.Errorf("FatbinIn(x, other PTX) = %q, %v; want ErrNoFatbin", b, err)
 	}
-	if _, err := dirPTX(dir)("norm"); err == nil || !strings.Contains(err.Error(), "norm.ptx") {
+	if _, _, err := dirPTX(dir)("norm"); err == nil || !strings.Contains(err.Error(), "norm.ptx") {
 		t.Errorf("dirPTX(norm) with no norm.ptx in the directory: %v", err)
 	}
 }

@@ -8,9 +8,10 @@ type Options struct {
 	// The cache also leaves at least 1 GiB + 5% of the device's memory free; a weight
 	// whose copy does not fit is widened into scratch on each call, as without a cache.
 	WeightCacheBytes int64
-	// KernelDir, if not empty, is a directory of kernel PTX (<module>.ptx, as `make
-	// kernels` writes into backend/cuda/kernels) loaded instead of the embedded kernels:
-	// for trying kernels built on a GPU machine in a binary built before them.
+	// KernelDir, if not empty, is a directory of kernel PTX (<module>.ptx, with
+	// fatbin/<module>.fatbin where one was built from that PTX: what `make kernels` writes
+	// into backend/cuda/kernels) loaded instead of the embedded kernels: for trying kernels
+	// built on a GPU machine in a binary built before them.
 	KernelDir string
 	// MMQ multiplies prompt batches (16 rows or more) of quantized weights with the MMQ
 	// kernels (kernels/mmq.cu: int8 tensor-core GEMM reading the quantized blocks, no F16

@@ -50,7 +50,7 @@ func (g *gpuFlags) placement(opts model.Options) (gpu.Options, error) {
 		return o, usageError{err}
 	}
 	o.Ordinals = ordinals
-	o.Device = cuda.Options{WeightCacheBytes: int64(g.weightCache)}
+	o.Device = cuda.Options{WeightCacheBytes: int64(g.weightCache), KernelDir: g.kernelDir}
 	return o, nil
 }
 

@@ -41,6 +41,9 @@ type gpuFlags struct {
 	// weightCache (--weight-cache) bounds each GPU's cache of dequantized weights for
 	// batched matmuls (cuda.Options.WeightCacheBytes); 0 = off.
 	weightCache byteSize
+	// kernelDir (--kernel-dir) loads the CUDA kernels from a directory instead of the
+	// embedded ones (cuda.Options.KernelDir).
+	kernelDir string
 }
 
 // modelDefaults are a command's defaults for the shared flags.
@@ -73,6 +76,7 @@ func addGPUFlags(fs *flag.FlagSet, g *gpuFlags) {
 	fs.StringVar(&g.peer, "peer", "auto", "GPU peer access `mode`: auto, or off to stage every hop through host memory")
 	fs.IntVar(&g.ub, "ub", 512, "micro-batch `tokens`: longer batches are pipelined over the stages")
 	fs.TextVar(&g.wire, "wire", model.WireF32, "hidden-state `format` between stages: f32 (exact) or f16 (half the bytes per hop; logits no longer bit-identical)")
+	fs.StringVar(&g.kernelDir, "kernel-dir", "", "load the CUDA kernels from `dir` (<module>.ptx and fatbin/, as make kernels writes them) instead of the embedded ones")
 	fs.Var(&g.weightCache, "weight-cache", "per-GPU cache of dequantized F16 weights for prompt batches, at most `size` bytes (e.g. 16G; K, M, G, T are powers of 1024; 0 = off); it leaves 1 GiB + 5% of each GPU free")
 }
 
