@@ -58,16 +58,16 @@ type device struct {
 	capturing bool // a graph is being recorded (Capture)
 	// graphs are the graphs Record keeps, by key; uses, while Record captures, collects
 	// the allocations the captured kernels use.
-	graphs  map[string]*recorded
-	uses    map[*allocation]struct{}
-	held    *heldMV   // a batch-1 mat-vec not launched yet, for fusion (fuse.go)
-	pair    *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
-	noFuse  bool      // tests: launch every kernel as asked, unfused
-	noFlash bool      // tests: prompt attention on the per-row path, not the flash kernels
-	noAhead bool      // tests: prefill weights dequantized on the compute stream
-	peers   *Peers    // the peer table the device belongs to (NewPeers), or nil
-	err     error     // first failure, reported by Sync
-	closed  bool
+	graphs    map[string]*recorded
+	uses      map[*allocation]struct{}
+	held      *heldMV   // a batch-1 mat-vec not launched yet, for fusion (fuse.go)
+	pair      *heldPair // a RoPE or SetRows waiting for its twin (pair.go)
+	noFuse    bool      // tests: launch every kernel as asked, unfused
+	noFlash   bool      // tests: prompt attention on the per-row path, not the flash kernels
+	aheadRows int       // batches of this many rows or more dequantize on the side stream (aheadMinRows; tests change it)
+	peers     *Peers    // the peer table the device belongs to (NewPeers), or nil
+	err       error     // first failure, reported by Sync
+	closed    bool
 	// mmqOn (Options.MMQ) sends quantized prompt batches through the MMQ kernels (mmq.go);
 	// mmqTileSet, for tests, fixes their token tile (0: mmqTile chooses).
 	mmqOn      bool
@@ -168,6 +168,7 @@ func open(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 	d := &Device{device: &device{ordinal: ordinal, dev: dev, ctx: ctx, info: info, allocs: map[*allocation]struct{}{}, mu: lockOf(ordinal), writes: 1}}
 	d.name = fmt.Sprintf("cuda:%d %s", ordinal, info.Name)
 	d.mmqOn = o.MMQ
+	d.aheadRows = aheadMinRows
 	if err := d.do(func() error { return d.setUp(ptx) }); err != nil {
 		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, errors.Join(err, d.Close()))
 	}

@@ -183,7 +183,7 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 		}
 		switch wp = p; {
 		case cached:
-		case !d.capturing && !d.noAhead && n >= aheadMinRows && in%8 == 0 && d.has(dequant8Kernel(w.dt)):
+		case !d.capturing && n >= d.aheadRows && in%8 == 0 && d.has(dequant8Kernel(w.dt)):
 			if wp, slot, err = d.dequantAhead(w); err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ package cuda
 
 import (
 	"bytes"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -99,8 +100,11 @@ func TestDequantAhead(t *testing.T) {
 	}
 	var rewrite []byte // jobs[2]'s second weight
 	run := func(ahead bool, ws [][]byte, xs [][]float32) [][]byte {
-		d.noAhead = !ahead
-		defer func() { d.noAhead = false }()
+		d.aheadRows = math.MaxInt
+		if ahead {
+			d.aheadRows = gemmMinRows
+		}
+		defer func() { d.aheadRows = aheadMinRows }()
 		var outs []backend.Buffer
 		for i, j := range jobs {
 			w, x, y := devBuf(t, d, j.dt, j.out, j.in, nil), devBuf(t, d, tensor.F32, n, j.in, nil), devBuf(t, d, tensor.F32, n, j.out, nil)

@@ -199,8 +199,9 @@ func TestHalfActivationReuse(t *testing.T) {
 }
 
 // setGemmTune switches the prefill path's choices (TestPrefillVariants) after the queued
-// work drains: a side stream of the other priority is created on its next use.
-func (d *Device) setGemmTune(tu gemmTune, noAhead bool) error {
+// work drains: a side stream of the other priority is created on its next use; batches of
+// aheadRows rows or more dequantize on the side stream.
+func (d *Device) setGemmTune(tu gemmTune, aheadRows int) error {
 	if err := d.Sync(); err != nil {
 		return err
 	}
@@ -214,7 +215,7 @@ func (d *Device) setGemmTune(tu gemmTune, noAhead bool) error {
 		if err := d.blas.setSMTarget(tu.smTarget); err != nil && tu.smTarget != 0 {
 			return err
 		}
-		d.blas.tune, d.noAhead = tu, noAhead
+		d.blas.tune, d.aheadRows = tu, aheadRows
 		return nil
 	})
 }
@@ -235,21 +236,22 @@ func TestPrefillVariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	type variant struct {
-		name    string
-		tune    gemmTune
-		noAhead bool
+		name      string
+		tune      gemmTune
+		aheadRows int
 	}
+	const side, none = gemmMinRows, math.MaxInt // dequantize every batch on the side stream / never
 	vs := []variant{
-		{"default", gemmTune{}, false},
-		{"dequant8_f16 (one group a thread)", gemmTune{oldDequant: true}, false},
-		{"side stream at the compute stream's priority", gemmTune{sideFirst: true}, false},
-		{"no side stream", gemmTune{}, true},
-		{"no side stream, dequant8_f16", gemmTune{oldDequant: true}, true},
-		{"no F16 activation reuse", gemmTune{noX16: true}, false},
-		{"before: dequant8_f16, equal priority, no reuse", gemmTune{oldDequant: true, sideFirst: true, noX16: true}, false},
+		{"default (512 rows < aheadMinRows: no side stream)", gemmTune{}, aheadMinRows},
+		{"side stream", gemmTune{}, side},
+		{"side stream, dequant8_f16 (one group a thread)", gemmTune{oldDequant: true}, side},
+		{"side stream at the compute stream's priority", gemmTune{sideFirst: true}, side},
+		{"no side stream, dequant8_f16", gemmTune{oldDequant: true}, none},
+		{"side stream, no F16 activation reuse", gemmTune{noX16: true}, side},
+		{"before: dequant8_f16, equal priority, no reuse", gemmTune{oldDequant: true, sideFirst: true, noX16: true}, side},
 	}
 	for _, k := range []int{8, 16, 32} {
-		vs = append(vs, variant{fmt.Sprintf("cuBLAS sized for %d SMs", info.SMs-k), gemmTune{smTarget: info.SMs - k}, false})
+		vs = append(vs, variant{fmt.Sprintf("side stream, cuBLAS sized for %d SMs", info.SMs-k), gemmTune{smTarget: info.SMs - k}, side})
 	}
 	const n = 512
 	var tb bytes.Buffer
@@ -258,7 +260,7 @@ func TestPrefillVariants(t *testing.T) {
 	for _, m := range []mix7B{uniform7B(tensor.Q4_0), uniform7B(tensor.Q8_0), q4KM7B} {
 		s := newStepMix7B(t, d, m, n, n)
 		for i, v := range vs {
-			if err := d.setGemmTune(v.tune, v.noAhead); err != nil {
+			if err := d.setGemmTune(v.tune, v.aheadRows); err != nil {
 				t.Logf("%s: %v", v.name, err)
 				times[i] = append(times[i], "-")
 				continue
@@ -266,7 +268,7 @@ func TestPrefillVariants(t *testing.T) {
 			el := eagerTime(t, d, func() { s.layers(len(segments7B)) })
 			times[i] = append(times[i], fmt.Sprintf("%.2f (%.0f)", el.Seconds()*1e3, n/el.Seconds()))
 		}
-		if err := d.setGemmTune(gemmTune{}, false); err != nil {
+		if err := d.setGemmTune(gemmTune{}, aheadMinRows); err != nil {
 			t.Fatal(err)
 		}
 		s.free()
