@@ -12,7 +12,7 @@ import (
 
 // placement turns the GPU flags into package gpu's options for a model loaded with
 // opts: the CUDA ordinals (none with -ngl 0: the CPU; a repeated ordinal is a virtual
-// device), the split, the peer mode and the weight cache.
+// device), the split, the peer mode and the devices' options.
 func (g *gpuFlags) placement(opts model.Options) (gpu.Options, error) {
 	o := gpu.Options{Model: opts}
 	if g.ngl == 0 {
@@ -50,8 +50,14 @@ func (g *gpuFlags) placement(opts model.Options) (gpu.Options, error) {
 		return o, usageError{err}
 	}
 	o.Ordinals = ordinals
-	o.Device = cuda.Options{WeightCacheBytes: int64(g.weightCache), KernelDir: g.kernelDir}
+	o.Device = g.deviceOptions()
 	return o, nil
+}
+
+// deviceOptions are the options each CUDA device is opened with (--weight-cache,
+// --kernel-dir): placement's for a model split over GPUs, and a distributed rank's.
+func (g *gpuFlags) deviceOptions() cuda.Options {
+	return cuda.Options{WeightCacheBytes: int64(g.weightCache), KernelDir: g.kernelDir}
 }
 
 // load loads the model at path with opts, placed as the flags ask (gpu.Load). Close it

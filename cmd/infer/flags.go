@@ -26,7 +26,8 @@ type modelFlags struct {
 }
 
 // gpuFlags are the flags that place a model on GPUs, shared by run, perplexity and
-// bench: llama.cpp's -ngl, -sm, -ts, -mg, --device and -ub, and --peer and --wire.
+// bench: llama.cpp's -ngl, -sm, -ts, -mg, --device and -ub, and --peer, --wire,
+// --weight-cache and --kernel-dir.
 type gpuFlags struct {
 	ngl    int    // -ngl: layers on GPUs, the output head counting as one; 0 = CPU
 	device string // --device: CUDA ordinals; a repeated ordinal is a virtual device

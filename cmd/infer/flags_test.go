@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infergo/infer/backend/cuda"
 	"github.com/infergo/infer/model"
 )
 
@@ -158,6 +159,30 @@ func TestWeightCacheFlag(t *testing.T) {
 		var ue usageError
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "want bytes like 16G") {
 			t.Errorf("%v: %v, want a usage error about the size", args, err)
+		}
+	}
+}
+
+// TestDeviceOptions checks that the device flags reach the options every CUDA device is
+// opened with (placement's and a distributed rank's), off by default.
+func TestDeviceOptions(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want cuda.Options
+	}{
+		{nil, cuda.Options{}},
+		{[]string{"--weight-cache", "2G", "--kernel-dir", "/k"}, cuda.Options{WeightCacheBytes: 2 << 30, KernelDir: "/k"}},
+		{[]string{"-kernel-dir=k"}, cuda.Options{KernelDir: "k"}},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var g gpuFlags
+		addGPUFlags(fs, &g)
+		if err := fs.Parse(tt.args); err != nil {
+			t.Fatalf("%v: %v", tt.args, err)
+		}
+		if got := g.deviceOptions(); got != tt.want {
+			t.Errorf("%v: device options %+v, want %+v", tt.args, got, tt.want)
 		}
 	}
 }

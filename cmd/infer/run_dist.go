@@ -86,7 +86,7 @@ func startRank(ctx context.Context, cfg dist.Config, df *distFlags, mf *modelFla
 		Options: fmt.Sprintf("-c %d -b %d -ub %d -ctk %s --wire %s", mopts.ContextSize, mopts.BatchSize, mopts.MicroBatch,
 			mopts.KVType, mopts.Wire)}
 	if mf.gpu.ngl > 0 {
-		if rs.gpu, err = openRankGPU(mf.gpu.device, cfg.Rank, cuda.Options{WeightCacheBytes: int64(mf.gpu.weightCache), KernelDir: mf.gpu.kernelDir}); err != nil {
+		if rs.gpu, err = openRankGPU(mf.gpu.device, cfg.Rank, mf.gpu.deviceOptions()); err != nil {
 			return nil, err
 		}
 		free, _, err := rs.gpu.MemInfo()
