@@ -129,7 +129,8 @@ func (d *Device) splitScratch(n, heads, splits, hd int) (part, count C.CUdevicep
 const gqaMax = 1
 
 // gqaEntries names the K/V-head kernels (attention.cu's attention_gqa_*) by head
-// dimension 64, 128, 256 and query heads a block serves 1, 2, 4.
+// dimension 64, 128, 256 and query heads a block serves 1, 2, 4; kernelTable loads them
+// from this table (optional: older PTX has none).
 var gqaEntries = [3][3]string{
 	{"attention_gqa_f16_hd64_g1", "attention_gqa_f16_hd64_g2", "attention_gqa_f16_hd64_g4"},
 	{"attention_gqa_f16_hd128_g1", "attention_gqa_f16_hd128_g2", "attention_gqa_f16_hd128_g4"},

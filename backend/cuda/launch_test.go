@@ -74,6 +74,22 @@ func TestKernelNames(t *testing.T) {
 		for _, nc := range matVecWidths {
 			check(mvEntry(dt, nc), fmt.Sprintf("mv_%s_%d", tn, nc))
 		}
+		check(dequant8Kernel(dt), "dequant8_f16_"+tn)
+		check(dequant8uKernel(dt), "dequant8u_f16_"+tn)
+		if quantized(dt) {
+			for _, bn := range mmqTiles(dt) {
+				check(mmqName(dt, bn), fmt.Sprintf("mmq_%s_%d", tn, bn))
+			}
+		}
+	}
+	for _, hd := range []int{64, 128, 256} {
+		for _, g := range []int{1, 2, 4} {
+			entry, got, ok := gqaEntry(tensor.F16, hd, 4, g)
+			if !ok || got != g {
+				t.Errorf("gqaEntry(F16, hd %d, group 4, most %d) = %q, %d, %v", hd, g, entry, got, ok)
+			}
+			check(entry, fmt.Sprintf("attention_gqa_f16_hd%d_g%d", hd, g))
+		}
 	}
 	for _, c := range [][2]tensor.DType{{tensor.F32, tensor.F32}, {tensor.F32, tensor.F16}, {tensor.F16, tensor.F32}, {tensor.F16, tensor.F16}, {tensor.BF16, tensor.F32}} {
 		check(copyEntry(c[0], c[1]), "copy_"+typeName(c[0])+"_"+typeName(c[1]))

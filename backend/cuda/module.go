@@ -94,17 +94,17 @@ func kernelTable() []kernel {
 		{"attention", "attention_f16_hd64", false}, {"attention", "attention_f16_hd128", false},
 		{"attention", "attention_f16_hd256", false}, {"attention", "attention_f32_hd64", false},
 		{"attention", "attention_f32_hd128", false},
-		{"attention", "attention_gqa_f16_hd64_g1", true}, {"attention", "attention_gqa_f16_hd64_g2", true},
-		{"attention", "attention_gqa_f16_hd64_g4", true}, {"attention", "attention_gqa_f16_hd128_g1", true},
-		{"attention", "attention_gqa_f16_hd128_g2", true}, {"attention", "attention_gqa_f16_hd128_g4", true},
-		{"attention", "attention_gqa_f16_hd256_g1", true}, {"attention", "attention_gqa_f16_hd256_g2", true},
-		{"attention", "attention_gqa_f16_hd256_g4", true},
 		{"attention", "flash_attn_f16_hd64", false}, {"attention", "flash_attn_f16_hd80", false},
 		{"attention", "flash_attn_f16_hd96", false}, {"attention", "flash_attn_f16_hd128", false},
 		{"elementwise", "swiglu_f32", false}, {"elementwise", "swiglu_q8", true}, {"elementwise", "add_f32", false},
 		{"elementwise", "add_row_f32", true}, {"elementwise", "swiglu_h16", true}, {"elementwise", "copy4_f32_f16", true},
 		{"elementwise", "copy_f32_f32", false}, {"elementwise", "copy_f32_f16", false}, {"elementwise", "copy_bf16_f32", false},
 		{"elementwise", "copy_f16_f32", false}, {"elementwise", "copy_f16_f16", false},
+	}
+	for _, row := range gqaEntries {
+		for _, e := range row {
+			ks = append(ks, kernel{"attention", e, true})
+		}
 	}
 	for _, dt := range weightTypes {
 		t := typeName(dt)
