@@ -64,20 +64,18 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.At
 		d.run(entry, dim3{ceilDiv(n, flashRows), at.Heads, 1}, dim3{flashThreads, 1, 1}, a)
 		return
 	}
-	gEntry, g, grouped := gqaEntry(kb.dt, hd, at.Heads/at.KVHeads, d.attnSplit.group)
-	grouped = grouped && n <= splitMaxRows
 	entry := decodeEntry(kb.dt, hd)
 	d.enqueueAs("Attention", kernelCall|holdCall|exactCall, func() error {
-		if grouped && d.has(gEntry) {
-			if c := d.heldChain(); c != nil && d.held == nil && c.feeds(o, qb, kb, vb, p, at, g) {
-				d.pair = nil
-				return d.attendGrouped(gEntry, o, qb, kb, vb, p, at, g, c)
-			}
+		gEntry, g, grouped := gqaEntry(kb.dt, hd, at.Heads/at.KVHeads, d.attnSplit.group)
+		grouped = grouped && n <= splitMaxRows && d.has(gEntry)
+		if c := d.heldChain(); grouped && c != nil && d.held == nil && c.feeds(o, qb, kb, vb, p, at, g) {
+			d.pair = nil
+			return d.attendGrouped(gEntry, o, qb, kb, vb, p, at, g, c)
 		}
 		if err := d.flush(); err != nil {
 			return err
 		}
-		if grouped && d.has(gEntry) {
+		if grouped {
 			return d.attendGrouped(gEntry, o, qb, kb, vb, p, at, g, nil)
 		}
 		defer d.wrote(o)
