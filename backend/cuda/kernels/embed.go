@@ -4,10 +4,11 @@
 // compiled from the same source the same way: machine code (SASS) for sm_80, sm_86,
 // sm_89 and sm_90, so that loading on those GPUs needs no JIT compilation, and the
 // compute_80 PTX for newer GPUs. The sm_90 code of the modules with programmatic
-// dependent launch (pdl.cuh: matvec, norm) comes from the compute_90 front end. Each fatbin has beside it the sha256 of the PTX built
-// with it (<module>.fatbin.sha256, in sha256sum's format), so that a fatbin left stale
-// by a change to the PTX is never used. All are committed so that building needs no nvcc; a
-// module without a fatbin is loaded from its PTX, which the driver JIT-compiles.
+// dependent launch (pdl.cuh: matvec, norm) comes from the compute_90 front end. Each
+// fatbin has beside it the sha256 of the PTX built with it (<module>.fatbin.sha256, in
+// sha256sum's format), so that a fatbin left stale by a change to the PTX is never
+// used. All are committed so that building needs no nvcc; a module without a fatbin is
+// loaded from its PTX, which the driver JIT-compiles.
 package kernels
 
 import (
