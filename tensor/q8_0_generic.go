@@ -16,8 +16,9 @@ import (
 //     quant gives two products; a lane's four products, added, give both rows' lane
 //     sums (split2).
 //
-// The eight lanes of a block are written out (generated, see q8x86W2): loads at fixed
-// offsets from one register, accumulators at fixed places, no calls.
+// The eight lanes of a block are written out: loads at fixed offsets from one register,
+// accumulators at fixed places, the rare FMA case in a call (the Go compiler neither
+// unrolls the lane loop nor folds a variable index and an offset into a byte load).
 //
 // The FMAs take a short form of fmaf: the block scale d = dw·dx is a product of two F16
 // values, a multiple of 2^-48, and so is every accumulator (a float32 rounding of a
@@ -110,7 +111,7 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x, w0, w1 = x[q8_0Bytes:], w0[q8_0Bytes:], w1[q8_0Bytes:]
 		dx := halfAt(xb[:])
 		d0, d1 := float64(halfAt(wb[:])*dx), float64(halfAt(vb[:])*dx)
-		// Generated: /tmp/p4/gen/gen.py w2 (lane l: quants 4l..4l+3).
+		// The eight lanes, written out (lane l: quants 4l..4l+3).
 		x0, x1, x2, x3 = int32(int8(xb[2])), int32(int8(xb[3])), int32(int8(xb[4])), int32(int8(xb[5]))
 		s0 = int32(int8(wb[2]))*x0 + int32(int8(wb[3]))*x1 + int32(int8(wb[4]))*x2 + int32(int8(wb[5]))*x3
 		s1 = int32(int8(vb[2]))*x0 + int32(int8(vb[3]))*x1 + int32(int8(vb[4]))*x2 + int32(int8(vb[5]))*x3
@@ -237,7 +238,7 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		w, p01, p23, d = w[q8_0Bytes:], p01[QK:], p23[QK:], d[4:] // as in q8x86W2
 		dw := halfAt(wb[:])
 		d0, d1, d2, d3 := float64(dw*db[0]), float64(dw*db[1]), float64(dw*db[2]), float64(dw*db[3])
-		// Generated: /tmp/p4/gen/gen.py r4.
+		// The lanes written out as in q8x86W2.
 		w0, w1, w2, w3 = int64(int8(wb[2])), int64(int8(wb[3])), int64(int8(wb[4])), int64(int8(wb[5]))
 		s0, s1 = split2(w0*q01[0] + w1*q01[1] + w2*q01[2] + w3*q01[3])
 		s2, s3 = split2(w0*q23[0] + w1*q23[1] + w2*q23[2] + w3*q23[3])
