@@ -32,10 +32,22 @@ func fmafMid(v float64) bool { return math.Float64bits(v)<<35 == 1<<63 }
 
 // q8FMA sets *a = fmaf(d, float32(s), float32(*a)) for d·s and *a multiples of 2^-48
 // (see above), *a a float32 value held as float64; the kernels inline its common case.
+// A midpoint sum is settled as fmafTie does (the sum moved one step towards the exact
+// one where it is inexact; it is even, its low 29 bits being 1<<28), without its calls.
 func q8FMA(d float64, s int32, a *float64) {
-	v := d*float64(s) + *a
+	p, z := d*float64(s), *a // p exact
+	v := p + z
 	if fmafMid(v) {
-		v = float64(fmafTie(float32(d), float32(s), float32(*a)))
+		bz := v - p
+		if e := (p - (v - bz)) + (z - bz); e != 0 { // p + z = v + e exactly (TwoSum)
+			u := math.Float64bits(v)
+			if (e > 0) == (v > 0) {
+				u++
+			} else {
+				u--
+			}
+			v = math.Float64frombits(u)
+		}
 	}
 	*a = float64(float32(v))
 }
