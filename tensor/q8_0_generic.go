@@ -32,24 +32,33 @@ func fmafMid(v float64) bool { return math.Float64bits(v)<<35 == 1<<63 }
 
 // q8FMA sets *a = fmaf(d, float32(s), float32(*a)) for d·s and *a multiples of 2^-48
 // (see above), *a a float32 value held as float64; the kernels inline its common case.
-// A midpoint sum is settled as fmafTie does (the sum moved one step towards the exact
-// one where it is inexact; it is even, its low 29 bits being 1<<28), without its calls.
 func q8FMA(d float64, s int32, a *float64) {
 	p, z := d*float64(s), *a // p exact
 	v := p + z
 	if fmafMid(v) {
-		bz := v - p
-		if e := (p - (v - bz)) + (z - bz); e != 0 { // p + z = v + e exactly (TwoSum)
-			u := math.Float64bits(v)
-			if (e > 0) == (v > 0) {
-				u++
-			} else {
-				u--
-			}
-			v = math.Float64frombits(u)
-		}
+		v = midFix(p, z, v)
 	}
 	*a = float64(float32(v))
+}
+
+// midFix returns v = p + z (float64, p an exact product, z a float32), a float32
+// midpoint (fmafMid), moved one step towards the exact sum where it is inexact, as
+// fmafTie rounds it to odd (v is even: its low 29 bits are 1<<28); it then rounds to
+// float32 as the exact sum does. Small enough to inline: no call in the kernels' loops,
+// whose registers a call would clobber.
+func midFix(p, z, v float64) float64 {
+	bz := v - p
+	e := (p - (v - bz)) + (z - bz) // p + z = v + e exactly (TwoSum)
+	u := math.Float64bits(v)
+	if (e > 0) == (v > 0) {
+		u++
+	} else {
+		u--
+	}
+	if e == 0 {
+		return v
+	}
+	return math.Float64frombits(u)
 }
 
 // q8FMA4 is q8FMA for lane l of q8x86Rows4's four rows.
