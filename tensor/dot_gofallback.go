@@ -18,6 +18,10 @@ func dotQ4_0Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, ds
 }
 
 func dotQ5_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if Level() == LevelPortable {
+		dotQ5_0x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	dotTileBy(dotQ5_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 

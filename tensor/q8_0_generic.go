@@ -337,3 +337,92 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		out[r] = hsum8d(&a[r])
 	}
 }
+
+// q8AsPool holds the weight rows dotAsQ8_0x86TileGo converts.
+var q8AsPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// q8AsBytes bounds the weight rows dotAsQ8_0x86TileGo converts at once: for fewer than
+// four activation rows, a group the first level cache keeps until the kernel reads it;
+// for more, a larger one, since each group packs the activation rows again.
+const (
+	q8AsBytes       = 1 << 16
+	q8AsBytesDecode = 1 << 13
+)
+
+// dotAsQ8_0x86TileGo is the Go tile of a type whose x86 order, one (its Go dot), is
+// dotQ8_0x86Go's over levels that asQ8 writes as a Q8_0 block (Q5_0: q−16, Q4_0: u−8;
+// blocks of bb bytes): weight rows converted, a group at a time, then
+// dotQ8_0x86TileGo.
+func dotAsQ8_0x86TileGo(asQ8 func(dst, src []byte), bb int, one func(n int, w, x []byte) float32,
+	n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	nb := n / QK
+	if nb <= 0 || mw <= 0 || mx <= 0 {
+		dotTileBy(one, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	_ = w[(mw-1)*wStride+nb*bb-1]
+	rb := nb * q8_0Bytes
+	g := q8AsBytes
+	if mx < 4 {
+		g = q8AsBytesDecode
+	}
+	g = max(2, min(mw, g/rb)) // rows a group
+	buf := q8AsPool.Get().(*[]byte)
+	defer q8AsPool.Put(buf)
+	if cap(*buf) < g*rb {
+		*buf = make([]byte, g*rb)
+	}
+	c := (*buf)[:g*rb]
+	for o0 := 0; o0 < mw; o0 += g {
+		gr := min(g, mw-o0)
+		for o := range gr {
+			wo := w[(o0+o)*wStride:]
+			for b := range nb {
+				asQ8(c[o*rb+b*q8_0Bytes:], wo[b*bb:])
+			}
+		}
+		dotQ8_0x86TileGo(n, c, rb, gr, x, xStride, mx, dst[o0:], dstStride)
+	}
+}
+
+// dotQ5_0x86TileGo is X86DotTileFunc(Q5_0) in Go (dotAsQ8_0x86TileGo).
+func dotQ5_0x86TileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotAsQ8_0x86TileGo(q5_0AsQ8, q5_0Bytes, dotQ5_0x86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// dotQ4_0x86TileGo is X86DotTileFunc(Q4_0) in Go (dotAsQ8_0x86TileGo).
+func dotQ4_0x86TileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotAsQ8_0x86TileGo(q4_0AsQ8, q4_0Bytes, dotQ4_0x86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// sext5 sign-extends the 5-bit two's complement values in the bytes of v.
+func sext5(v uint64) uint64 { return v | (v>>4&swarLSB)*0xE0 }
+
+// sext4 sign-extends the 4-bit two's complement values in the bytes of v.
+func sext4(v uint64) uint64 { return v | (v>>3&swarLSB)*0xF0 }
+
+// q5_0AsQ8 writes the Q5_0 block src as a Q8_0 block of its levels q−16.
+func q5_0AsQ8(dst, src []byte) {
+	d, b := (*[q8_0Bytes]byte)(dst), (*[q5_0Bytes]byte)(src)
+	d[0], d[1] = b[0], b[1]
+	qh := uint32(b[2]) | uint32(b[3])<<8 | uint32(b[4])<<16 | uint32(b[5])<<24
+	l0, l1 := le64(b[6:14]), le64(b[14:22])
+	t := spreadBits
+	const h = 0x1010101010101010
+	putLE64(d[2:], sext5((l0&swarNib|t[uint8(qh)]<<4)^h))
+	putLE64(d[10:], sext5((l1&swarNib|t[uint8(qh>>8)]<<4)^h))
+	putLE64(d[18:], sext5(((l0>>4)&swarNib|t[uint8(qh>>16)]<<4)^h))
+	putLE64(d[26:], sext5(((l1>>4)&swarNib|t[uint8(qh>>24)]<<4)^h))
+}
+
+// q4_0AsQ8 writes the Q4_0 block src as a Q8_0 block of its levels u−8.
+func q4_0AsQ8(dst, src []byte) {
+	d, b := (*[q8_0Bytes]byte)(dst), (*[q4_0Bytes]byte)(src)
+	d[0], d[1] = b[0], b[1]
+	l0, l1 := le64(b[2:10]), le64(b[10:18])
+	const h = 0x0808080808080808
+	putLE64(d[2:], sext4((l0&swarNib)^h))
+	putLE64(d[10:], sext4((l1&swarNib)^h))
+	putLE64(d[18:], sext4(((l0>>4)&swarNib)^h))
+	putLE64(d[26:], sext4(((l1>>4)&swarNib)^h))
+}

@@ -93,8 +93,12 @@ func dotTileVNNI(q5 bool, n int, w []byte, wStride, mw int, x []byte, xStride, m
 		}
 		return
 	}
-	if !hasFMA && !q5 {
-		dotQ8_0x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	if !hasFMA {
+		if q5 {
+			dotQ5_0x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		} else {
+			dotQ8_0x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		}
 		return
 	}
 	if !hasFMA || !hasVNNI || nb <= 0 {

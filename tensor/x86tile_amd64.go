@@ -274,6 +274,10 @@ func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 		dotQ4_0x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
+	if !hasFMA {
+		dotQ4_0x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
