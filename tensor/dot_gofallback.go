@@ -26,6 +26,10 @@ func dotQ5_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 }
 
 func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if Level() == LevelPortable {
+		dotQ5Kx86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 

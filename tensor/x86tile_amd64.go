@@ -159,6 +159,10 @@ func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 		dotQ5Kx86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
+	if !hasFMA {
+		dotQ5Kx86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasVNNI || nb <= 0 || mw <= 0 || mx <= 0 {
 		dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
