@@ -160,17 +160,6 @@ func tileQ80(nb int, w []byte, wStride, mw int, xp []byte, ps, mx int, dst []flo
 	}
 }
 
-// q4_1AsQ8 writes the Q4_1 block src as a Q8_0 block of its levels (0..15) with dw.
-func q4_1AsQ8(dst, src []byte) {
-	d, b := (*[q8_0Bytes]byte)(dst), (*[q4_1Bytes]byte)(src)
-	d[0], d[1] = b[0], b[1]
-	l0, l1 := le64(b[4:12]), le64(b[12:20])
-	putLE64(d[2:], l0&swarNib)
-	putLE64(d[10:], l1&swarNib)
-	putLE64(d[18:], (l0>>4)&swarNib)
-	putLE64(d[26:], (l1>>4)&swarNib)
-}
-
 // dotQ5_0x86TileAVX2, dotQ4_0x86TileAVX2 and dotQ4_1x86TileAVX2 are the tile forms of
 // dotQ5_0x86Go, dotQ4_0x86Go and dotQ4_1x86Go through the Q8_0 lane kernels.
 func dotQ5_0x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {

@@ -34,5 +34,9 @@ func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 }
 
 func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if Level() == LevelPortable {
+		dotQ4_1x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	dotTileBy(dotQ4_1x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

@@ -385,6 +385,48 @@ func dotAsQ8_0x86TileGo(asQ8 func(dst, src []byte), bb int, one func(n int, w, x
 	}
 }
 
+// q4_1PairPool holds dotQ4_1x86TileGo's activation rows converted to Q8_0 blocks.
+var q4_1PairPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// dotQ4_1x86TileGo is X86DotTileFunc(Q4_1) in Go: dotQ4_1x86Go is hsum_float_8 of
+// dotQ8_0x86Go's lanes over the levels 0..15 (q4_1AsQ8) against the Q8_1 quants, plus
+// summs, the float32 sum of mw·sx block after block. The activation rows are converted
+// to Q8_0 blocks (dx and the quants) for dotAsQ8_0x86TileGo; summs is added after.
+func dotQ4_1x86TileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	nb := n / QK
+	if nb <= 0 || mw <= 0 || mx <= 0 {
+		dotTileBy(dotQ4_1x86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	_, _ = w[(mw-1)*wStride+nb*q4_1Bytes-1], x[(mx-1)*xStride+nb*q8_1Bytes-1]
+	_ = dst[(mx-1)*dstStride+mw-1]
+	rb := nb * q8_0Bytes
+	buf := q4_1PairPool.Get().(*[]byte)
+	defer q4_1PairPool.Put(buf)
+	if cap(*buf) < mx*rb {
+		*buf = make([]byte, mx*rb)
+	}
+	xq := (*buf)[:mx*rb]
+	for i := range mx {
+		for b := range nb {
+			xb, cb := x[i*xStride+b*q8_1Bytes:], xq[i*rb+b*q8_0Bytes:]
+			cb[0], cb[1] = xb[0], xb[1]
+			copy(cb[2:q8_0Bytes], xb[4:q8_1Bytes])
+		}
+	}
+	dotAsQ8_0x86TileGo(q4_1AsQ8, q4_1Bytes, dotQ4_1x86Go, n, w, wStride, mw, xq, rb, mx, dst, dstStride)
+	for i := range mx {
+		for o := range mw {
+			wo, xi := w[o*wStride:], x[i*xStride:]
+			var summs float32
+			for b := range nb {
+				summs += float32(halfAt(wo[b*q4_1Bytes+2:]) * halfAt(xi[b*q8_1Bytes+2:])) // exact product
+			}
+			dst[i*dstStride+o] += summs
+		}
+	}
+}
+
 // dotQ5_0x86TileGo is X86DotTileFunc(Q5_0) in Go (dotAsQ8_0x86TileGo).
 func dotQ5_0x86TileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotAsQ8_0x86TileGo(q5_0AsQ8, q5_0Bytes, dotQ5_0x86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
@@ -425,4 +467,15 @@ func q4_0AsQ8(dst, src []byte) {
 	putLE64(d[10:], sext4((l1&swarNib)^h))
 	putLE64(d[18:], sext4(((l0>>4)&swarNib)^h))
 	putLE64(d[26:], sext4(((l1>>4)&swarNib)^h))
+}
+
+// q4_1AsQ8 writes the Q4_1 block src as a Q8_0 block of its levels (0..15) with dw.
+func q4_1AsQ8(dst, src []byte) {
+	d, b := (*[q8_0Bytes]byte)(dst), (*[q4_1Bytes]byte)(src)
+	d[0], d[1] = b[0], b[1]
+	l0, l1 := le64(b[4:12]), le64(b[12:20])
+	putLE64(d[2:], l0&swarNib)
+	putLE64(d[10:], l1&swarNib)
+	putLE64(d[18:], (l0>>4)&swarNib)
+	putLE64(d[26:], (l1>>4)&swarNib)
 }

@@ -295,5 +295,9 @@ func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 		dotQ4_1x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
+	if !hasFMA {
+		dotQ4_1x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	dotTileBy(dotQ4_1x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
