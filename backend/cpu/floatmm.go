@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/infergo/infer/tensor"
@@ -87,18 +88,45 @@ func sgemmTileGo[W float32 | uint16](row func(b []byte, off, n int) []W, one fun
 	}
 	checkTile(n*int(unsafe.Sizeof(W(0))), 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	var c [4][2][lanes]float32
+	wp := wide4Pool.Get().(*[]float64)
+	defer wide4Pool.Put(wp)
+	if cap(*wp) < 4*n {
+		*wp = make([]float64, 4*n)
+	}
+	wv := (*wp)[:4*n]
+	xp := wide4Pool.Get().(*[]float64)
+	defer wide4Pool.Put(xp)
+	m2 := mx &^ 1
+	if cap(*xp) < m2*n {
+		*xp = make([]float64, m2*n)
+	}
+	xv := (*xp)[:m2*n] // activation rows i, i+1 widened and interleaved: xv[i*n+2k+j]
+	for i := 0; i < m2; i += 2 {
+		x0, x1 := f32Row(x, i*xStride, n), f32Row(x, (i+1)*xStride, n)
+		for k := range n {
+			q := (*[2]float64)(xv[i*n+2*k:])
+			q[0], q[1] = float64(x0[k]), float64(x1[k])
+		}
+	}
 	o := 0
 	for ; o+4 <= mw; o += 4 {
 		w0, w1, w2, w3 := row(w, o*wStride, n), row(w, (o+1)*wStride, n), row(w, (o+2)*wStride, n), row(w, (o+3)*wStride, n)
+		// The four rows widened once, interleaved (wv[4k+r]), for every pair of
+		// activation rows: the conversions, not the multiply-adds, bound this loop.
+		for k := range n {
+			q := (*[4]float64)(wv[4*k:])
+			q[0], q[1], q[2], q[3] = float64(widen32(w0[k])), float64(widen32(w1[k])), float64(widen32(w2[k])), float64(widen32(w3[k]))
+		}
 		i := 0
 		for ; i+2 <= mx; i += 2 {
-			x0, x1 := f32Row(x, i*xStride, n), f32Row(x, (i+1)*xStride, n)
-			x1 = x1[:len(x0)]
+			xi := xv[i*n : (i+2)*n]
 			for l := range lanes {
 				var a00, a01, a10, a11, a20, a21, a30, a31 float64
-				for k := l; k < len(x0); k += lanes {
-					xa, xb := float64(x0[k]), float64(x1[k])
-					wa, wb, wc, wd := float64(widen32(w0[k])), float64(widen32(w1[k])), float64(widen32(w2[k])), float64(widen32(w3[k]))
+				for k := l; k < n; k += lanes {
+					p := (*[2]float64)(xi[2*k:])
+					xa, xb := p[0], p[1]
+					q := (*[4]float64)(wv[4*k:])
+					wa, wb, wc, wd := q[0], q[1], q[2], q[3]
 					a00 = float64(float32(wa*xa + a00))
 					a01 = float64(float32(wa*xb + a01))
 					a10 = float64(float32(wb*xa + a10))
@@ -131,6 +159,9 @@ func sgemmTileGo[W float32 | uint16](row func(b []byte, off, n int) []W, one fun
 		}
 	}
 }
+
+// wide4Pool holds sgemmTileGo's widened weight rows.
+var wide4Pool = sync.Pool{New: func() any { return new([]float64) }}
 
 // widen32 is v as a float32: itself, or the F16 value of its bits. (The size test is a
 // constant in each instantiation; a type assertion on any(v) is not folded away in the
@@ -196,9 +227,17 @@ func vecDotTileGo[W float32 | uint16](row func(b []byte, off, n int) []W, tail f
 	checkTile(n*int(unsafe.Sizeof(W(0))), 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	np := n - n%(4*lanes)
 	var acc [4][4 * lanes]float32
+	xp := wide4Pool.Get().(*[]float64)
+	defer wide4Pool.Put(xp)
+	if cap(*xp) < np {
+		*xp = make([]float64, np)
+	}
+	xb := (*xp)[:np] // the activation row's blocks widened once for every weight row
 	for i := range mx {
 		x0 := f32Row(x, i*xStride, n)
-		xb := x0[:np]
+		for k := range xb {
+			xb[k] = float64(x0[k])
+		}
 		o := 0
 		for ; o+4 <= mw; o += 4 {
 			w0, w1, w2, w3 := row(w, o*wStride, n), row(w, (o+1)*wStride, n), row(w, (o+2)*wStride, n), row(w, (o+3)*wStride, n)
@@ -206,7 +245,7 @@ func vecDotTileGo[W float32 | uint16](row func(b []byte, off, n int) []W, tail f
 			for p := range 4 * lanes {
 				var a0, a1, a2, a3 float64
 				for k := p; k < len(xb); k += 4 * lanes {
-					xv := float64(xb[k])
+					xv := xb[k]
 					a0 = float64(float32(float64(widen32(b0[k]))*xv + a0))
 					a1 = float64(float32(float64(widen32(b1[k]))*xv + a1))
 					a2 = float64(float32(float64(widen32(b2[k]))*xv + a2))
@@ -224,7 +263,7 @@ func vecDotTileGo[W float32 | uint16](row func(b []byte, off, n int) []W, tail f
 			for p := range 4 * lanes {
 				var a0 float64
 				for k := p; k < len(xb); k += 4 * lanes {
-					a0 = float64(float32(float64(widen32(br[k]))*float64(xb[k]) + a0))
+					a0 = float64(float32(float64(widen32(br[k]))*xb[k] + a0))
 				}
 				acc[0][p] = float32(a0)
 			}
