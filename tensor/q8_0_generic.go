@@ -24,7 +24,8 @@ import (
 // values, a multiple of 2^-48, and so is every accumulator (a float32 rounding of a
 // multiple of 2^-48 at least 2^-48 in magnitude stays one), so a result is zero or at
 // least 2^-48 in magnitude: never fmaf's "tiny" case. Only a float64 sum halfway between
-// two float32s needs fmafTie (fmafMid); such lanes go out of line (q8FMA, q8FMA4).
+// two float32s (fmafMid) needs fmafTie's fix (midFix); such lanes go out of line (q8FMA,
+// q8FMA4).
 
 // fmafMid reports whether the low 29 significand bits of v are 1<<28: v lies halfway
 // between two float32s (fmafHard without its tiny case).
@@ -385,8 +386,8 @@ func dotAsQ8_0x86TileGo(asQ8 func(dst, src []byte), bb int, one func(n int, w, x
 	}
 }
 
-// q4_1PairPool holds dotQ4_1x86TileGo's activation rows converted to Q8_0 blocks.
-var q4_1PairPool = sync.Pool{New: func() any { return new([]byte) }}
+// q4_1XPool holds dotQ4_1x86TileGo's activation rows converted to Q8_0 blocks.
+var q4_1XPool = sync.Pool{New: func() any { return new([]byte) }}
 
 // dotQ4_1x86TileGo is X86DotTileFunc(Q4_1) in Go: dotQ4_1x86Go is hsum_float_8 of
 // dotQ8_0x86Go's lanes over the levels 0..15 (q4_1AsQ8) against the Q8_1 quants, plus
@@ -401,8 +402,8 @@ func dotQ4_1x86TileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx in
 	_, _ = w[(mw-1)*wStride+nb*q4_1Bytes-1], x[(mx-1)*xStride+nb*q8_1Bytes-1]
 	_ = dst[(mx-1)*dstStride+mw-1]
 	rb := nb * q8_0Bytes
-	buf := q4_1PairPool.Get().(*[]byte)
-	defer q4_1PairPool.Put(buf)
+	buf := q4_1XPool.Get().(*[]byte)
+	defer q4_1XPool.Put(buf)
 	if cap(*buf) < mx*rb {
 		*buf = make([]byte, mx*rb)
 	}
