@@ -160,49 +160,6 @@ func tileQ80(nb int, w []byte, wStride, mw int, xp []byte, ps, mx int, dst []flo
 	}
 }
 
-// sext5 sign-extends the 5-bit two's complement values in the bytes of v.
-func sext5(v uint64) uint64 { return v | (v>>4&swarLSB)*0xE0 }
-
-// sext4 sign-extends the 4-bit two's complement values in the bytes of v.
-func sext4(v uint64) uint64 { return v | (v>>3&swarLSB)*0xF0 }
-
-// q5_0AsQ8 writes the Q5_0 block src as a Q8_0 block of its levels q−16.
-func q5_0AsQ8(dst, src []byte) {
-	d, b := (*[q8_0Bytes]byte)(dst), (*[q5_0Bytes]byte)(src)
-	d[0], d[1] = b[0], b[1]
-	qh := uint32(b[2]) | uint32(b[3])<<8 | uint32(b[4])<<16 | uint32(b[5])<<24
-	l0, l1 := le64(b[6:14]), le64(b[14:22])
-	t := spreadBits
-	const h = 0x1010101010101010
-	putLE64(d[2:], sext5((l0&swarNib|t[uint8(qh)]<<4)^h))
-	putLE64(d[10:], sext5((l1&swarNib|t[uint8(qh>>8)]<<4)^h))
-	putLE64(d[18:], sext5(((l0>>4)&swarNib|t[uint8(qh>>16)]<<4)^h))
-	putLE64(d[26:], sext5(((l1>>4)&swarNib|t[uint8(qh>>24)]<<4)^h))
-}
-
-// q4_0AsQ8 writes the Q4_0 block src as a Q8_0 block of its levels u−8.
-func q4_0AsQ8(dst, src []byte) {
-	d, b := (*[q8_0Bytes]byte)(dst), (*[q4_0Bytes]byte)(src)
-	d[0], d[1] = b[0], b[1]
-	l0, l1 := le64(b[2:10]), le64(b[10:18])
-	const h = 0x0808080808080808
-	putLE64(d[2:], sext4((l0&swarNib)^h))
-	putLE64(d[10:], sext4((l1&swarNib)^h))
-	putLE64(d[18:], sext4(((l0>>4)&swarNib)^h))
-	putLE64(d[26:], sext4(((l1>>4)&swarNib)^h))
-}
-
-// q4_1AsQ8 writes the Q4_1 block src as a Q8_0 block of its levels (0..15) with dw.
-func q4_1AsQ8(dst, src []byte) {
-	d, b := (*[q8_0Bytes]byte)(dst), (*[q4_1Bytes]byte)(src)
-	d[0], d[1] = b[0], b[1]
-	l0, l1 := le64(b[4:12]), le64(b[12:20])
-	putLE64(d[2:], l0&swarNib)
-	putLE64(d[10:], l1&swarNib)
-	putLE64(d[18:], (l0>>4)&swarNib)
-	putLE64(d[26:], (l1>>4)&swarNib)
-}
-
 // dotQ5_0x86TileAVX2, dotQ4_0x86TileAVX2 and dotQ4_1x86TileAVX2 are the tile forms of
 // dotQ5_0x86Go, dotQ4_0x86Go and dotQ4_1x86Go through the Q8_0 lane kernels.
 func dotQ5_0x86TileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {

@@ -18,7 +18,7 @@ func dotQ5_0x86(n int, w, x []byte) float32     { return dotQ5_0x86Go(n, w, x) }
 func quantizeQ8_0x86(dst []byte, src []float32) { quantizeQ8_0x86Go(dst, src) }
 
 func dotQ8_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotTileBy(dotQ8_0x86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	dotQ8_0x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // HasAVX512 reports whether AVX-512 kernels can be used: never off amd64.

@@ -323,7 +323,11 @@ func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 // the rest one by one.
 func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QKK
-	if !hasNEON || nb <= 0 || mx < 4 || neonTileEmpty(w, wStride, mw, nb*q6KBytes, x, xStride, mx, nb*q8KBytes, dst, dstStride) {
+	if !hasNEON {
+		dotQ6Kx86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	if nb <= 0 || mx < 4 || neonTileEmpty(w, wStride, mw, nb*q6KBytes, x, xStride, mx, nb*q8KBytes, dst, dstStride) {
 		dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}

@@ -103,13 +103,21 @@ func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 }
 
 func dotQ8_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if !hasNEON || !tileX4(x4Q8_0Lanes, n, q8_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
+	if !hasNEON {
+		dotQ8_0x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	if !tileX4(x4Q8_0Lanes, n, q8_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
 		dotTileBy(dotQ8_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	}
 }
 
 func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if !hasNEON || !tileX4(x4Q4_0Lanes, n, q4_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
+	if !hasNEON {
+		dotQ4_0x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	if !tileX4(x4Q4_0Lanes, n, q4_0Bytes, q8_0Bytes, w, wStride, mw, x, xStride, mx, dst, dstStride) {
 		dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	}
 }

@@ -1,5 +1,9 @@
 package tensor
 
+// The float32 FMAs of the Go Q4_0 kernels below test their float64 sums with fmafMid,
+// not fmafHard: the block scale dw·dx is a product of two F16 values, so as in
+// q8_0_generic.go no result is ever below 2^-126 in magnitude but zero.
+
 // dotQ4_0RepackTileGo is the Go form of X86RepackTileFunc(Q4_0) (gemv and gemm have the
 // same order for Q4_0): for o < mw and i < mx, dst[i*dstStride+o] =
 // dotQ4_0RepackGo(n, w[o*wStride:], x[i*xStride:]) bit for bit. The exact block sums are
@@ -94,7 +98,7 @@ func q4_0Row(w []byte, p []q8Prep, acc float32) float32 {
 		s := swarTop(t0) + swarTop(t1) - 8*pb.sum
 		d := float32(halfAt(wb[:]) * pb.d)
 		v := float64(s)*float64(d) + float64(acc)
-		if fmafHard(v) {
+		if fmafMid(v) {
 			acc = fmafTie(float32(s), d, acc)
 		} else {
 			acc = float32(v)
@@ -124,12 +128,12 @@ func q4_0Rows2(w0, w1 []byte, p []q8Prep, acc0, acc1 float32) (float32, float32)
 		d0, d1 := float32(halfAt(v0[:])*pb.d), float32(halfAt(v1[:])*pb.d)
 		f0 := float64(s0)*float64(d0) + float64(acc0)
 		f1 := float64(s1)*float64(d1) + float64(acc1)
-		if fmafHard(f0) {
+		if fmafMid(f0) {
 			acc0 = fmafTie(float32(s0), d0, acc0)
 		} else {
 			acc0 = float32(f0)
 		}
-		if fmafHard(f1) {
+		if fmafMid(f1) {
 			acc1 = fmafTie(float32(s1), d1, acc1)
 		} else {
 			acc1 = float32(f1)
@@ -157,7 +161,7 @@ func q4_0Row4x(w []byte, p *[4][prepBlocks]q8Prep, cb int, acc *[4]float32) {
 		s0 := swarTop(w0*p0.x[0]+w1*p0.x[1]+w2*p0.x[2]+w3*p0.x[3]) +
 			swarTop(w4*p0.x[4]+w5*p0.x[5]+w6*p0.x[6]+w7*p0.x[7]) - 8*p0.sum
 		d0 := float32(dw * p0.d)
-		if v := float64(s0)*float64(d0) + float64(a0); fmafHard(v) {
+		if v := float64(s0)*float64(d0) + float64(a0); fmafMid(v) {
 			a0 = fmafTie(float32(s0), d0, a0)
 		} else {
 			a0 = float32(v)
@@ -165,7 +169,7 @@ func q4_0Row4x(w []byte, p *[4][prepBlocks]q8Prep, cb int, acc *[4]float32) {
 		s1 := swarTop(w0*p1.x[0]+w1*p1.x[1]+w2*p1.x[2]+w3*p1.x[3]) +
 			swarTop(w4*p1.x[4]+w5*p1.x[5]+w6*p1.x[6]+w7*p1.x[7]) - 8*p1.sum
 		d1 := float32(dw * p1.d)
-		if v := float64(s1)*float64(d1) + float64(a1); fmafHard(v) {
+		if v := float64(s1)*float64(d1) + float64(a1); fmafMid(v) {
 			a1 = fmafTie(float32(s1), d1, a1)
 		} else {
 			a1 = float32(v)
@@ -173,7 +177,7 @@ func q4_0Row4x(w []byte, p *[4][prepBlocks]q8Prep, cb int, acc *[4]float32) {
 		s2 := swarTop(w0*p2.x[0]+w1*p2.x[1]+w2*p2.x[2]+w3*p2.x[3]) +
 			swarTop(w4*p2.x[4]+w5*p2.x[5]+w6*p2.x[6]+w7*p2.x[7]) - 8*p2.sum
 		d2 := float32(dw * p2.d)
-		if v := float64(s2)*float64(d2) + float64(a2); fmafHard(v) {
+		if v := float64(s2)*float64(d2) + float64(a2); fmafMid(v) {
 			a2 = fmafTie(float32(s2), d2, a2)
 		} else {
 			a2 = float32(v)
@@ -181,7 +185,7 @@ func q4_0Row4x(w []byte, p *[4][prepBlocks]q8Prep, cb int, acc *[4]float32) {
 		s3 := swarTop(w0*p3.x[0]+w1*p3.x[1]+w2*p3.x[2]+w3*p3.x[3]) +
 			swarTop(w4*p3.x[4]+w5*p3.x[5]+w6*p3.x[6]+w7*p3.x[7]) - 8*p3.sum
 		d3 := float32(dw * p3.d)
-		if v := float64(s3)*float64(d3) + float64(a3); fmafHard(v) {
+		if v := float64(s3)*float64(d3) + float64(a3); fmafMid(v) {
 			a3 = fmafTie(float32(s3), d3, a3)
 		} else {
 			a3 = float32(v)

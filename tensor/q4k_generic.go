@@ -65,10 +65,95 @@ func q4KSubSums(qs *[QKK / 2]byte, x *[QKK / 4]uint64, s *[8]int32) {
 	}
 }
 
+// q4KSubSums4 is q4KSubSums of one Q4_K block's levels qs against four prepared
+// activation blocks x[r] (s[r] their sums): the weight words are unpacked once for the
+// four.
+func q4KSubSums4(qs *[QKK / 2]byte, x *[4]*[QKK / 4]uint64, s *[4][8]int32) {
+	for c := range 4 {
+		q := (*[32]byte)(qs[32*c:])
+		l0, l1, l2, l3 := le64(q[0:8]), le64(q[8:16]), le64(q[16:24]), le64(q[24:32])
+		a0, a1, a4, a5 := l0&lanes4Lo, l0>>8&lanes4Lo, l1&lanes4Lo, l1>>8&lanes4Lo
+		a8, a9, a12, a13 := l2&lanes4Lo, l2>>8&lanes4Lo, l3&lanes4Lo, l3>>8&lanes4Lo
+		a2, a3, a6, a7 := l0>>4&lanes4Lo, l0>>12&lanes4Lo, l1>>4&lanes4Lo, l1>>12&lanes4Lo
+		a10, a11, a14, a15 := l2>>4&lanes4Lo, l2>>12&lanes4Lo, l3>>4&lanes4Lo, l3>>12&lanes4Lo
+		for r, xr := range x {
+			xc := (*[16]uint64)(xr[16*c:])
+			s[r][2*c] = swarTop(a0*xc[0]+a1*xc[1]+a4*xc[4]+a5*xc[5]) + swarTop(a8*xc[8]+a9*xc[9]+a12*xc[12]+a13*xc[13])
+			s[r][2*c+1] = swarTop(a2*xc[2]+a3*xc[3]+a6*xc[6]+a7*xc[7]) + swarTop(a10*xc[10]+a11*xc[11]+a14*xc[14]+a15*xc[15])
+		}
+	}
+}
+
+// prepBlocksK4 is the number of Q8_K blocks per activation row q4KGemmTile4Go prepares
+// at once: four rows of it fill one q8KPrepPool buffer.
+const prepBlocksK4 = prepBlocksK / 4
+
 // dotQ4KRepackGemmTileGo is the Go form of X86RepackGemmTileFunc(Q4_K): every row in
-// dotQ4KRepackGemmGo's order.
+// dotQ4KRepackGemmGo's order, four activation rows at a time (q4KGemmTile4Go), the
+// others by q4KTileGo.
 func dotQ4KRepackGemmTileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	q4KTileGo(mx, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	m4 := mx - mx%4
+	if nb := n / QKK; nb > 0 && mw > 0 && m4 > 0 {
+		_ = w[(mw-1)*wStride+nb*q4KBytes-1]
+		_ = x[(mx-1)*xStride+nb*q8KBytes-1]
+		_ = dst[(mx-1)*dstStride+mw-1]
+		for i := 0; i < m4; i += 4 {
+			q4KGemmTile4Go(nb, w, wStride, mw, x[i*xStride:], xStride, dst[i*dstStride:], dstStride)
+		}
+	} else {
+		m4 = 0
+	}
+	if m4 < mx {
+		q4KTileGo(mx-m4, n, w, wStride, mw, x[m4*xStride:], xStride, mx-m4, dst[m4*dstStride:], dstStride)
+	}
+}
+
+// q4KGemmTile4Go is dotQ4KRepackGemmTileGo for four activation rows: each weight block's
+// levels, scales and mins unpacked once for the four, the accumulators of the mins kept
+// in groups of rowGroupK weight rows.
+func q4KGemmTile4Go(nb int, w []byte, wStride, mw int, x []byte, xStride int, dst []float32, dstStride int) {
+	p := q8KPrepPool.Get().(*[prepBlocksK]q8KPrep)
+	defer q8KPrepPool.Put(p)
+	var accm [4][rowGroupK]float32
+	var s [4][8]int32
+	var xs [4]*[QKK / 4]uint64
+	for o0 := 0; o0 < mw; o0 += rowGroupK {
+		og := min(rowGroupK, mw-o0)
+		for b0 := 0; b0 < nb; b0 += prepBlocksK4 {
+			cb := min(prepBlocksK4, nb-b0)
+			for r := range 4 {
+				prepQ8K(p[r*prepBlocksK4:r*prepBlocksK4+cb], x[r*xStride+b0*q8KBytes:])
+			}
+			for o := range og {
+				wo := w[(o0+o)*wStride+b0*q4KBytes:]
+				var acc, am [4]float32
+				if b0 > 0 {
+					for r := range 4 {
+						acc[r], am[r] = dst[r*dstStride+o0+o], accm[r][o]
+					}
+				}
+				for b := range cb {
+					blk := (*[q4KBytes]byte)(wo[b*q4KBytes:])
+					for r := range xs {
+						xs[r] = &p[r*prepBlocksK4+b].x
+					}
+					q4KSubSums4((*[QKK / 2]byte)(blk[q4KQs:]), &xs, &s)
+					sc, m := unpackScaleMinK4(blk[q4KScales:q4KQs])
+					for r := range 4 {
+						acc[r], am[r] = q4KGemmFloats(blk, &p[r*prepBlocksK4+b], &s[r], &sc, &m, acc[r], am[r])
+					}
+				}
+				for r := range 4 {
+					dst[r*dstStride+o0+o], accm[r][o] = acc[r], am[r]
+				}
+			}
+		}
+		for r := range 4 {
+			for o := range og {
+				dst[r*dstStride+o0+o] -= accm[r][o]
+			}
+		}
+	}
 }
 
 // q4KTileGo is the Go form of the Q4_K repacked tiles: for o < mw and i < mx,

@@ -88,6 +88,23 @@ func dotTileBy(f func(n int, w, x []byte) float32, n int, w []byte, wStride, mw 
 // lanes8 is the number of float32 lanes of an AVX2 register.
 const lanes8 = 8
 
+// Fmaf is C's fmaf, a·b+c rounded once to float32 (fmaf), for the Go kernels of other
+// packages; they inline its common case as
+//
+//	if v := float64(a)*float64(b) + float64(c); !FmafHard(v) {
+//		r = float32(v)
+//	} else {
+//		r = FmafTie(a, b, c)
+//	}
+func Fmaf(a, b, c float32) float32 { return fmaf(a, b, c) }
+
+// FmafHard is fmafHard: whether the float64 sum v of an exact product and a float32 may
+// round to float32 otherwise than the exact sum.
+func FmafHard(v float64) bool { return fmafHard(v) }
+
+// FmafTie is fmafTie: Fmaf where FmafHard holds for the float64 sum.
+func FmafTie(a, b, c float32) float32 { return fmafTie(a, b, c) }
+
 // fmaf is C's fmaf: a·b+c rounded once to float32. The product is exact in float64 and
 // the float64 sum s rounds it once; rounding s to float32 is then right except where s
 // lies exactly halfway between two float32s (for a normal float32 result: the low 29

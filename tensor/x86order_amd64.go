@@ -93,6 +93,14 @@ func dotTileVNNI(q5 bool, n int, w []byte, wStride, mw int, x []byte, xStride, m
 		}
 		return
 	}
+	if !hasFMA {
+		if q5 {
+			dotQ5_0x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		} else {
+			dotQ8_0x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		}
+		return
+	}
 	if !hasFMA || !hasVNNI || nb <= 0 {
 		dotTileBy(dot, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return

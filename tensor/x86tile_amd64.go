@@ -159,6 +159,10 @@ func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 		dotQ5Kx86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
+	if !hasFMA {
+		dotQ5Kx86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasVNNI || nb <= 0 || mw <= 0 || mx <= 0 {
 		dotTileBy(dotQ5Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
@@ -220,6 +224,10 @@ func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 		dotQ6Kx86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
+	if !hasFMA {
+		dotQ6Kx86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if !hasVNNI || nb <= 0 || mx < 4 || mw <= 0 {
 		dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
@@ -274,6 +282,10 @@ func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 		dotQ4_0x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
+	if !hasFMA {
+		dotQ4_0x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
@@ -281,6 +293,10 @@ func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	if hasFMA && !hasVNNI && n >= QK && mx >= 4 {
 		dotQ4_1x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	if !hasFMA {
+		dotQ4_1x86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
 	dotTileBy(dotQ4_1x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)

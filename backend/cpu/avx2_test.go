@@ -186,7 +186,7 @@ func attendOneChunkSeq(out, q []float32, k, v []uint16, h kvHead, scale float32)
 			vs = expf(s - m)
 		}
 		madRowF16Go(acc, v[j*h.cols+h.off:j*h.cols+h.off+hd], vs)
-		sum = fmaF32(sum, ms, vs)
+		sum = tensor.Fmaf(sum, ms, vs)
 	}
 	inv := float32(0)
 	if sum != 0 {

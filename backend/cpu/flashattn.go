@@ -154,7 +154,7 @@ func accumulateF16(acc, v []uint16, h kvHead, e []float32, raised []bool, accF [
 			scaleRowF16(acc, ms)
 		}
 		madRowF16(acc, v[j*h.cols+h.off:j*h.cols+h.off+hd], vs)
-		sum = fmaF32(sum, ms, vs)
+		sum = tensor.Fmaf(sum, ms, vs)
 	}
 	return sum
 }
@@ -212,51 +212,13 @@ func madRowF16Go(acc, v []uint16, s float32) {
 	v = v[:len(acc)]
 	for d, vd := range v {
 		a, c := fromF16(vd), fromF16(acc[d])
-		r := float64(a)*float64(s) + float64(c) // fmaF32, its common case inline
+		r := float64(a)*float64(s) + float64(c) // tensor.Fmaf, its common case inline
 		f := float32(r)
-		if fmaHard(r) {
-			f = fmaF32Odd(a, s, c)
+		if tensor.FmafHard(r) {
+			f = tensor.FmafTie(a, s, c)
 		}
 		acc[d] = toF16(f)
 	}
-}
-
-// fmaF32 is a·b+c rounded once to float32, as an FMA instruction computes it: the
-// product is exact in float64, the sum is rounded to odd in float64 (the nearest value
-// with an odd last bit where it is inexact), which rounds to float32 as the exact sum
-// does. (fma32's plain float64 sum can round twice.) Where the float64 sum is not a
-// float32 midpoint (its low 29 bits not 1<<28) and not below 2^-126 in magnitude, it lies
-// on the same side of every float32 midpoint as the exact sum, and rounds as it does:
-// that common case returns at once (fmaF32Odd takes the others).
-func fmaF32(a, b, c float32) float32 {
-	if s := float64(a)*float64(b) + float64(c); !fmaHard(s) {
-		return float32(s)
-	}
-	return fmaF32Odd(a, b, c)
-}
-
-// fmaHard reports whether the float64 sum s of an exact product and a float32 may round
-// to float32 otherwise than the exact sum: s is a float32 midpoint, or |s| < 2^-126.
-func fmaHard(s float64) bool {
-	u := math.Float64bits(s)
-	return uint32(u)&(1<<29-1) == 1<<28 || u<<1-1 < (1023-126)<<53-1
-}
-
-// fmaF32Odd is fmaF32 through the float64 sum rounded to odd.
-func fmaF32Odd(a, b, c float32) float32 {
-	p, z := float64(a)*float64(b), float64(c)
-	s := p + z
-	bz := s - p
-	e := (p - (s - bz)) + (z - bz) // s + e = p + z exactly (TwoSum)
-	if bits := math.Float64bits(s); e != 0 && bits&1 == 0 && !math.IsInf(s, 0) {
-		if (e > 0) == (s > 0) {
-			bits++
-		} else {
-			bits--
-		}
-		s = math.Float64frombits(bits)
-	}
-	return float32(s)
 }
 
 // scaleRowF16 is ggml_vec_scale_f16's scalar loop: acc *= s, rounded to F16.

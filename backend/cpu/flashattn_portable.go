@@ -86,10 +86,10 @@ func accumulateF16Go(acc, v []uint16, h kvHead, e []float32, raised []bool, accF
 			scaleRow16(af, ms)
 		}
 		madRow16(af, v[j*h.cols+h.off:j*h.cols+h.off+hd], vs)
-		if r := float64(sum)*float64(ms) + float64(vs); !fmaHard(r) { // fmaF32, its common case inline
+		if r := float64(sum)*float64(ms) + float64(vs); !tensor.FmafHard(r) { // tensor.Fmaf, its common case inline
 			sum = float32(r)
 		} else {
-			sum = fmaF32Odd(sum, ms, vs)
+			sum = tensor.FmafTie(sum, ms, vs)
 		}
 	}
 	for d, a := range af {
@@ -100,11 +100,11 @@ func accumulateF16Go(acc, v []uint16, h kvHead, e []float32, raised []bool, accF
 
 // madRow16 is madRowF16Go on an accumulator of F16 values held as float32.
 //
-// fmaF32's float64 sum r rounds to float32 otherwise than the exact sum only where r is
-// a float32 midpoint or |r| < 2^-126 (fmaHard). The second case needs nothing here: r
-// is then zero exactly where the exact sum is (the product is exact, both are at least
-// 2^-173 apart from zero otherwise) and has its sign, and every float32 of magnitude at
-// most 2^-126 rounds to an F16 zero of its own sign. The F16 rounding of a normal F16
+// tensor.Fmaf's float64 sum r rounds to float32 otherwise than the exact sum only where
+// r is a float32 midpoint or |r| < 2^-126 (tensor.FmafHard). The second case needs
+// nothing here: r is then zero exactly where the exact sum is (the product is exact,
+// both are at least 2^-173 apart from zero otherwise) and has its sign, and every
+// float32 of magnitude at most 2^-126 rounds to an F16 zero of its own sign. The F16 rounding of a normal F16
 // value is done in the float32 bits (round to nearest even at bit 13, the carry moving
 // into the exponent); zeros, subnormal halves, overflows, Inf and NaN take round16.
 func madRow16(acc []float32, v []uint16, s float32) {
@@ -116,7 +116,7 @@ func madRow16(acc []float32, v []uint16, s float32) {
 		r := float64(a)*s64 + float64(c)
 		f := float32(r)
 		if uint32(math.Float64bits(r))&(1<<29-1) == 1<<28 { // a float32 midpoint
-			f = fmaF32Odd(a, s, c)
+			f = tensor.FmafTie(a, s, c)
 		}
 		u := math.Float32bits(f)
 		if b := u & 0x7fffffff; b-0x38800000 < 0x477ff000-0x38800000 { // 2^-14 ≤ |f| < 65520

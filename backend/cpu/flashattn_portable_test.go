@@ -68,7 +68,7 @@ func TestMadRow16(t *testing.T) {
 		}
 		return toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(40)-24)))
 	}
-	// Sums below 2^-126 (fmaHard's second case, which madRow16 leaves to round16) and
+	// Sums below 2^-126 (tensor.FmafHard's second case, which madRow16 leaves to round16) and
 	// exact zeros of either sign.
 	for _, c := range []struct {
 		acc, v uint16

@@ -5,9 +5,11 @@ import (
 	"math/big"
 	"math/rand"
 	"testing"
+
+	"github.com/infergo/infer/tensor"
 )
 
-// TestFmaF32 checks fmaF32 against a·b+c computed exactly and rounded once to float32,
+// TestFmaF32 checks tensor.Fmaf against a·b+c computed exactly and rounded once to float32,
 // on random operands and on sums that land near float32 rounding midpoints (where a
 // plain float64 sum would round twice).
 func TestFmaF32(t *testing.T) {
@@ -20,8 +22,8 @@ func TestFmaF32(t *testing.T) {
 		return f
 	}
 	check := func(a, b, c float32) {
-		if got, want := fmaF32(a, b, c), exact(a, b, c); math.Float32bits(got) != math.Float32bits(want) {
-			t.Fatalf("fmaF32(%g, %g, %g) = %g, want %g", a, b, c, got, want)
+		if got, want := tensor.Fmaf(a, b, c), exact(a, b, c); math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("tensor.Fmaf(%g, %g, %g) = %g, want %g", a, b, c, got, want)
 		}
 	}
 	for range 200000 {

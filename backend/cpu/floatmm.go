@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/infergo/infer/tensor"
@@ -87,18 +88,45 @@ func sgemmTileGo[W float32 | uint16](row func(b []byte, off, n int) []W, one fun
 	}
 	checkTile(n*int(unsafe.Sizeof(W(0))), 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	var c [4][2][lanes]float32
+	wp := wide4Pool.Get().(*[]float64)
+	defer wide4Pool.Put(wp)
+	if cap(*wp) < 4*n {
+		*wp = make([]float64, 4*n)
+	}
+	wv := (*wp)[:4*n]
+	xp := wide4Pool.Get().(*[]float64)
+	defer wide4Pool.Put(xp)
+	m2 := mx &^ 1
+	if cap(*xp) < m2*n {
+		*xp = make([]float64, m2*n)
+	}
+	xv := (*xp)[:m2*n] // activation rows i, i+1 widened and interleaved: xv[i*n+2k+j]
+	for i := 0; i < m2; i += 2 {
+		x0, x1 := f32Row(x, i*xStride, n), f32Row(x, (i+1)*xStride, n)
+		for k := range n {
+			q := (*[2]float64)(xv[i*n+2*k:])
+			q[0], q[1] = float64(x0[k]), float64(x1[k])
+		}
+	}
 	o := 0
 	for ; o+4 <= mw; o += 4 {
 		w0, w1, w2, w3 := row(w, o*wStride, n), row(w, (o+1)*wStride, n), row(w, (o+2)*wStride, n), row(w, (o+3)*wStride, n)
+		// The four rows widened once, interleaved (wv[4k+r]), for every pair of
+		// activation rows: the conversions, not the multiply-adds, bound this loop.
+		for k := range n {
+			q := (*[4]float64)(wv[4*k:])
+			q[0], q[1], q[2], q[3] = float64(widen32(w0[k])), float64(widen32(w1[k])), float64(widen32(w2[k])), float64(widen32(w3[k]))
+		}
 		i := 0
 		for ; i+2 <= mx; i += 2 {
-			x0, x1 := f32Row(x, i*xStride, n), f32Row(x, (i+1)*xStride, n)
-			x1 = x1[:len(x0)]
+			xi := xv[i*n : (i+2)*n]
 			for l := range lanes {
 				var a00, a01, a10, a11, a20, a21, a30, a31 float64
-				for k := l; k < len(x0); k += lanes {
-					xa, xb := float64(x0[k]), float64(x1[k])
-					wa, wb, wc, wd := float64(widen32(w0[k])), float64(widen32(w1[k])), float64(widen32(w2[k])), float64(widen32(w3[k]))
+				for k := l; k < n; k += lanes {
+					p := (*[2]float64)(xi[2*k:])
+					xa, xb := p[0], p[1]
+					q := (*[4]float64)(wv[4*k:])
+					wa, wb, wc, wd := q[0], q[1], q[2], q[3]
 					a00 = float64(float32(wa*xa + a00))
 					a01 = float64(float32(wa*xb + a01))
 					a10 = float64(float32(wb*xa + a10))
@@ -132,10 +160,15 @@ func sgemmTileGo[W float32 | uint16](row func(b []byte, off, n int) []W, one fun
 	}
 }
 
-// widen32 is v as a float32: itself, or the F16 value of its bits.
+// wide4Pool holds sgemmTileGo's widened weight rows.
+var wide4Pool = sync.Pool{New: func() any { return new([]float64) }}
+
+// widen32 is v as a float32: itself, or the F16 value of its bits. (The size test is a
+// constant in each instantiation; a type assertion on any(v) is not folded away in the
+// uint16 one.)
 func widen32[W float32 | uint16](v W) float32 {
-	if h, ok := any(v).(uint16); ok {
-		return fromF16(h)
+	if unsafe.Sizeof(v) == 2 {
+		return fromF16(uint16(v))
 	}
 	return float32(v)
 }
@@ -154,107 +187,104 @@ func sgemmF16F32Go(a []uint16, b []float32) float32 {
 
 // vecDotTileF32Go is vecDotF32Go over a tile.
 func vecDotTileF32Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if mw <= 0 || mx <= 0 {
-		return
-	}
-	checkTile(4*n, 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-	np := n - n%(4*lanes)
-	var acc [4][4 * lanes]float32
-	for i := range mx {
-		x0 := f32Row(x, i*xStride, n)
-		o := 0
-		for ; o+4 <= mw; o += 4 {
-			w0, w1, w2, w3 := f32Row(w, o*wStride, n), f32Row(w, (o+1)*wStride, n), f32Row(w, (o+2)*wStride, n), f32Row(w, (o+3)*wStride, n)
-			xb := x0[:np]
-			b0, b1, b2, b3 := w0[:len(xb)], w1[:len(xb)], w2[:len(xb)], w3[:len(xb)]
-			for p := range 4 * lanes {
-				var a0, a1, a2, a3 float64
-				for k := p; k < len(xb); k += 4 * lanes {
-					xv := float64(xb[k])
-					a0 = float64(float32(float64(b0[k])*xv + a0))
-					a1 = float64(float32(float64(b1[k])*xv + a1))
-					a2 = float64(float32(float64(b2[k])*xv + a2))
-					a3 = float64(float32(float64(b3[k])*xv + a3))
-				}
-				acc[0][p], acc[1][p], acc[2][p], acc[3][p] = float32(a0), float32(a1), float32(a2), float32(a3)
-			}
-			for r, wr := range [4][]float32{w0, w1, w2, w3} {
-				sum := reduce64(&acc[r])
-				for k := np; k < n; k++ {
-					sum = fma32(wr[k], x0[k], sum)
-				}
-				dst[i*dstStride+o+r] = sum
-			}
-		}
-		for ; o < mw; o++ {
-			dst[i*dstStride+o] = vecDotF32Go(f32Row(w, o*wStride, n), x0, n)
-		}
-	}
+	vecDotTileGo(f32Row, tailF32, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // vecDotTileF16Go is vecDotF16Go over a tile, the activations F16 values widened to
 // float32 (f16WideX).
 func vecDotTileF16Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	vecDotTileGo(f16Row, tailF16, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// tailF32 is vecDotF32Go's end: the elements after the blocks of 64 (from np on)
+// fused-multiply-added to the reduced blocks' sum.
+func tailF32(w []float32, x []float32, np int, sum float32) float32 {
+	for k := np; k < len(x); k++ {
+		sum = fma32(w[k], x[k], sum)
+	}
+	return sum
+}
+
+// tailF16 is vecDotF16Go's end: the products after the blocks added to their sum in
+// float64.
+func tailF16(w []uint16, x []float32, np int, sum float32) float32 {
+	s := float64(sum)
+	for k := np; k < len(x); k++ {
+		s += float64(fromF16(w[k]) * x[k])
+	}
+	return float32(s)
+}
+
+// vecDotTileGo is the Go vec-dot tile over weight rows of float32 or F16 bits (row reads
+// one): lane p of the 64 (four accumulators of 16) runs its fma32 chain over the blocks
+// of 64 for four weight rows at a time (one at the edge), the lanes are combined
+// (reduce64) and tail adds the rest.
+func vecDotTileGo[W float32 | uint16](row func(b []byte, off, n int) []W, tail func(w []W, x []float32, np int, sum float32) float32,
+	n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	if mw <= 0 || mx <= 0 {
 		return
 	}
-	checkTile(2*n, 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	checkTile(n*int(unsafe.Sizeof(W(0))), 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 	np := n - n%(4*lanes)
 	var acc [4][4 * lanes]float32
+	xp := wide4Pool.Get().(*[]float64)
+	defer wide4Pool.Put(xp)
+	if cap(*xp) < np {
+		*xp = make([]float64, np)
+	}
+	xb := (*xp)[:np] // the activation row's blocks widened once for every weight row
 	for i := range mx {
 		x0 := f32Row(x, i*xStride, n)
+		for k := range xb {
+			xb[k] = float64(x0[k])
+		}
 		o := 0
 		for ; o+4 <= mw; o += 4 {
-			w0, w1, w2, w3 := f16Row(w, o*wStride, n), f16Row(w, (o+1)*wStride, n), f16Row(w, (o+2)*wStride, n), f16Row(w, (o+3)*wStride, n)
-			xb := x0[:np]
+			w0, w1, w2, w3 := row(w, o*wStride, n), row(w, (o+1)*wStride, n), row(w, (o+2)*wStride, n), row(w, (o+3)*wStride, n)
 			b0, b1, b2, b3 := w0[:len(xb)], w1[:len(xb)], w2[:len(xb)], w3[:len(xb)]
 			for p := range 4 * lanes {
 				var a0, a1, a2, a3 float64
 				for k := p; k < len(xb); k += 4 * lanes {
-					xv := float64(xb[k])
-					a0 = float64(float32(float64(fromF16(b0[k]))*xv + a0))
-					a1 = float64(float32(float64(fromF16(b1[k]))*xv + a1))
-					a2 = float64(float32(float64(fromF16(b2[k]))*xv + a2))
-					a3 = float64(float32(float64(fromF16(b3[k]))*xv + a3))
+					xv := xb[k]
+					a0 = float64(float32(float64(widen32(b0[k]))*xv + a0))
+					a1 = float64(float32(float64(widen32(b1[k]))*xv + a1))
+					a2 = float64(float32(float64(widen32(b2[k]))*xv + a2))
+					a3 = float64(float32(float64(widen32(b3[k]))*xv + a3))
 				}
 				acc[0][p], acc[1][p], acc[2][p], acc[3][p] = float32(a0), float32(a1), float32(a2), float32(a3)
 			}
-			for r, wr := range [4][]uint16{w0, w1, w2, w3} {
-				sum := float64(reduce64(&acc[r]))
-				for k, xv := range x0[np:] {
-					sum += float64(fromF16(wr[np+k]) * xv)
-				}
-				dst[i*dstStride+o+r] = float32(sum)
+			for r, wr := range [4][]W{w0, w1, w2, w3} {
+				dst[i*dstStride+o+r] = tail(wr, x0, np, reduce64(&acc[r]))
 			}
 		}
 		for ; o < mw; o++ {
-			wr := f16Row(w, o*wStride, n)
-			xb := x0[:np]
+			wr := row(w, o*wStride, n)
 			br := wr[:len(xb)]
 			for p := range 4 * lanes {
 				var a0 float64
 				for k := p; k < len(xb); k += 4 * lanes {
-					a0 = float64(float32(float64(fromF16(br[k]))*float64(xb[k]) + a0))
+					a0 = float64(float32(float64(widen32(br[k]))*xb[k] + a0))
 				}
 				acc[0][p] = float32(a0)
 			}
-			sum := float64(reduce64(&acc[0]))
-			for k, xv := range x0[np:] {
-				sum += float64(fromF16(wr[np+k]) * xv)
-			}
-			dst[i*dstStride+o] = float32(sum)
+			dst[i*dstStride+o] = tail(wr, x0, np, reduce64(&acc[0]))
 		}
 	}
 }
 
 // reduce64 combines vecDotF32's four 16-lane accumulators, held as 64 lanes, as
-// (0+2)+(1+3), and reduces the result as reduce16.
+// (0+2)+(1+3), and reduces the result as reduce16 (written out as it is).
 func reduce64(a *[4 * lanes]float32) float32 {
-	var c [lanes]float32
-	for l := range c {
-		c[l] = (a[l] + a[2*lanes+l]) + (a[lanes+l] + a[3*lanes+l])
-	}
-	return reduce16(&c)
+	t0 := (lane64(a, 12) + lane64(a, 4)) + (lane64(a, 8) + lane64(a, 0))
+	t1 := (lane64(a, 13) + lane64(a, 5)) + (lane64(a, 9) + lane64(a, 1))
+	t2 := (lane64(a, 14) + lane64(a, 6)) + (lane64(a, 10) + lane64(a, 2))
+	t3 := (lane64(a, 15) + lane64(a, 7)) + (lane64(a, 11) + lane64(a, 3))
+	return (t0 + t2) + (t1 + t3)
+}
+
+// lane64 is lane l of reduce64's combined accumulator: (a_l + a_{32+l}) + (a_{16+l} + a_{48+l}).
+func lane64(a *[4 * lanes]float32, l int) float32 {
+	return (a[l] + a[2*lanes+l]) + (a[lanes+l] + a[3*lanes+l])
 }
 
 // f32Row and f16Row view the n elements at byte off of b (a row of a tile).

@@ -3,7 +3,7 @@ package cpu
 // The NEON forms of flashattn.go's F16 attention rows (neon_attn_arm64.s). Each
 // reports whether it ran (NEON on, rows of a positive multiple of eight elements); the
 // caller's Go code computes the rest. madRowF16NEON and scaleRowF16NEON give the bits
-// of the Go code (fmaF32 and the product rounded once, then F32ToF16's round to nearest
+// of the Go code (tensor.Fmaf and the product rounded once, then F32ToF16's round to nearest
 // even), accRowF16NEON those of the AVX2 kernel (a true float32 FMA, where fma32 rounds
 // through float64: they differ on double-rounding ties only), chunkScoresNEON those of
 // vecDotF16 (vecDotF16F32RowsNEON). NaN payloads may differ (FCVTN keeps them).

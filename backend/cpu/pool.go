@@ -67,8 +67,7 @@ type worker struct {
 // worker that is slow to wake (parked, or descheduled by the operating system) leaves
 // its chunks to the others instead of holding up the whole job.
 type pool struct {
-	n       int
-	workers []worker // workers[k] for goroutine k ≥ 1 (workers[0], the caller's, unused)
+	workers []worker // one per worker, len(workers) of them: workers[k] for goroutine k ≥ 1 (workers[0], the caller's, unused)
 
 	// The job: written by parallel before it publishes claim, read by a worker only
 	// after it has claimed one of the job's chunks (the job cannot end before that
@@ -89,7 +88,7 @@ type pool struct {
 }
 
 func newPool(n int) *pool {
-	p := &pool{n: n, workers: make([]worker, n), yield: 1024, callerTok: make(chan struct{}, 1)}
+	p := &pool{workers: make([]worker, n), yield: 1024, callerTok: make(chan struct{}, 1)}
 	if runtime.GOMAXPROCS(0) < n {
 		p.yield = 1
 	}
@@ -200,8 +199,9 @@ func (p *pool) parallelChunks(t task, n, grain, perWorker int) {
 	if n <= 0 {
 		return
 	}
-	chunks := min(n/max(grain, 1), perWorker*p.n, maxChunks)
-	if chunks <= 1 || p.n <= 1 {
+	nw := len(p.workers)
+	chunks := min(n/max(grain, 1), perWorker*nw, maxChunks)
+	if chunks <= 1 || nw <= 1 {
 		t.run(0, 0, n)
 		return
 	}
@@ -212,7 +212,7 @@ func (p *pool) parallelChunks(t task, n, grain, perWorker int) {
 	e := p.epoch
 	p.done.Store(uint64(e) << 32)
 	p.claim.Store(uint64(e)<<32 | uint64(chunks)<<16)
-	for k := 1; k < p.n; k++ {
+	for k := 1; k < len(p.workers); k++ {
 		p.workers[k].signal()
 	}
 	p.work(0, e)
@@ -247,7 +247,7 @@ func (p *pool) wait(e uint32, chunks int) {
 // close stops the workers; the pool must be idle.
 func (p *pool) close() {
 	p.quit.Store(true)
-	for k := 1; k < p.n; k++ {
+	for k := 1; k < len(p.workers); k++ {
 		p.workers[k].signal()
 	}
 }

@@ -17,17 +17,15 @@ import (
 const lanes = 16
 
 // reduce16 is GCC's _mm512_reduce_add_ps: halves added pairwise (i, i+8), then
-// (i, i+4), then (0+2)+(1+3).
+// (i, i+4), then (0+2)+(1+3). Written out with each sum's operands in that order
+// (t8_i = c[i+8]+c[i], t4_i = t8_{i+4}+t8_i), so that the compiler keeps the partial
+// sums in registers.
 func reduce16(c *[lanes]float32) float32 {
-	var t8 [8]float32
-	for i := range t8 {
-		t8[i] = c[i+8] + c[i]
-	}
-	var t4 [4]float32
-	for i := range t4 {
-		t4[i] = t8[i+4] + t8[i]
-	}
-	return (t4[0] + t4[2]) + (t4[1] + t4[3])
+	t0 := (c[12] + c[4]) + (c[8] + c[0])
+	t1 := (c[13] + c[5]) + (c[9] + c[1])
+	t2 := (c[14] + c[6]) + (c[10] + c[2])
+	t3 := (c[15] + c[7]) + (c[11] + c[3])
+	return (t0 + t2) + (t1 + t3)
 }
 
 // sgemmF32 is one output of llamafile's tinyBLAS<16, __m512> (llama.cpp's F32 matmul for
