@@ -63,6 +63,7 @@ type Sampler struct {
 	opts SamplerOptions
 	rng  *rand.Rand
 	cand []candidate        // scratch: the surviving tokens, (n_vocab) at most
+	keys []uint64           // scratch: the top-k heap's rank keys
 	pen  []float32          // scratch: the logits with the repeat penalty applied
 	seen map[int32]struct{} // scratch: the distinct tokens of the penalised window
 }
@@ -189,63 +190,97 @@ func byLogit(a, b candidate) int {
 	return cmp.Compare(a.id, b.id)
 }
 
-// selectTop sets s.cand to the k best of logits in byLogit order: a min-heap of the k
-// best so far, replaced at its root by each logit that beats it, skipping the blocks of
-// logits that cannot (blockAbove). Later ids lose ties, so a logit equal to the root's
-// never enters.
+// selectTop sets s.cand to the k best of logits in byLogit order: a min-heap of the
+// rank keys (rankKey) of the k best so far, replaced at its root by each logit that
+// beats it, skipping the blocks of logits that cannot (blockAbove). Later ids lose
+// ties, so a logit equal to the root's never enters.
 func (s *Sampler) selectTop(logits []float32, k int) {
-	h := s.cand[:0]
+	h := s.keys[:0]
 	for i, l := range logits[:k] {
-		h = append(h, candidate{id: int32(i), logit: l})
+		h = append(h, rankKey(l, int32(i)))
 	}
 	for i := k/2 - 1; i >= 0; i-- {
 		siftDown(h, i)
 	}
-	thr := h[0].logit
-	for i := k; i < len(logits); {
-		if thr == thr { // a NaN root is beaten by any number: no skipping
-			i = blockAbove(logits, i, thr)
+	thr := logits[keyID(h[0])]
+	i := k
+	for ; thr != thr && i < len(logits); i++ { // a NaN root is beaten by any number
+		if l := logits[i]; l == l {
+			h[0] = rankKey(l, int32(i))
+			siftDown(h, 0)
+			thr = logits[keyID(h[0])]
 		}
-		for end := min(i+blockSize, len(logits)); i < end; i++ {
-			if l := logits[i]; beats(l, thr) {
-				h[0] = candidate{id: int32(i), logit: l}
+	}
+	// The root is a number from here on: only greater numbers replace it.
+	for i < len(logits) {
+		i = blockAbove(logits, i, thr)
+		end := min(i+blockSize, len(logits))
+		for j, l := range logits[i:end] {
+			if l > thr {
+				h[0] = rankKey(l, int32(i+j))
 				siftDown(h, 0)
-				thr = h[0].logit
+				thr = logits[keyID(h[0])]
 			}
 		}
+		i = end
 	}
-	slices.SortFunc(h, byLogit)
-	s.cand = h
+	slices.Sort(h)
+	s.keys = h
+	s.cand = s.cand[:0]
+	for j := len(h) - 1; j >= 0; j-- {
+		id := keyID(h[j])
+		s.cand = append(s.cand, candidate{id: id, logit: logits[id]})
+	}
 }
 
-// siftDown restores the heap below i, the worst candidate (byLogit) at the root.
-func siftDown(h []candidate, i int) {
-	for {
-		worst, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && worse(h[l], h[worst]) {
-			worst = l
+// rankKey packs a token into a key that orders as byLogit reversed, the best token
+// the largest: the logit's bits mapped to an unsigned order (-0 as +0, NaN below every
+// number) above the complement of the id.
+func rankKey(l float32, id int32) uint64 {
+	var o uint32 // NaN
+	if l == l {
+		b := math.Float32bits(l)
+		switch {
+		case l == 0:
+			o = 1 << 31
+		case b>>31 != 0:
+			o = ^b
+		default:
+			o = b | 1<<31
 		}
-		if r < len(h) && worse(h[r], h[worst]) {
-			worst = r
-		}
-		if worst == i {
-			return
-		}
-		h[i], h[worst] = h[worst], h[i]
-		i = worst
 	}
+	return uint64(o)<<32 | uint64(^uint32(id))
+}
+
+// keyID returns the id packed in a rank key.
+func keyID(key uint64) int32 {
+	return int32(^uint32(key))
+}
+
+// siftDown restores the min-heap of rank keys below i, the worst token at the root.
+func siftDown(h []uint64, i int) {
+	x := h[i]
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			break
+		}
+		if r := c + 1; r < len(h) && h[r] < h[c] {
+			c = r
+		}
+		if h[c] >= x {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	h[i] = x
 }
 
 // worse reports whether a comes after b in byLogit's order: a lower logit (NaN below
 // every number), or the same logit and a higher id.
 func worse(a, b candidate) bool {
-	switch {
-	case a.logit == b.logit:
-		return a.id > b.id
-	case a.logit != a.logit: // NaN
-		return b.logit == b.logit || a.id > b.id
-	}
-	return a.logit < b.logit
+	return rankKey(a.logit, a.id) < rankKey(b.logit, b.id)
 }
 
 // topP keeps the most likely of the sorted candidates until their probability mass
