@@ -113,3 +113,55 @@ func TestWorseIsByLogit(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockAbove checks blockAbove's contract from every start, on rows that begin on
+// and off an 8-byte boundary, for thresholds of both signs: every logit it skips is at
+// most thr or NaN, and over a row of numbers all below thr it skips to the last block.
+func TestBlockAbove(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, base := range scanCases() {
+		backing := append([]float32{0}, base...)
+		for _, row := range [][]float32{backing[1:], slices.Clone(base)} {
+			thrs := []float32{0, float32(math.Copysign(0, -1)), -inf, inf, -1, 1, 1e38, -1e38}
+			for _, l := range row[:min(len(row), 4)] {
+				if l == l {
+					thrs = append(thrs, l, math.Nextafter32(l, inf), math.Nextafter32(l, -inf))
+				}
+			}
+			for _, thr := range thrs {
+				for i := 0; i <= len(row); i++ {
+					j := blockAbove(row, i, thr)
+					if j < i || j > len(row) {
+						t.Fatalf("blockAbove(%v, %d, %v) = %d: out of [%d, %d]", row, i, thr, j, i, len(row))
+					}
+					for m := i; m < j; m++ {
+						if row[m] > thr {
+							t.Fatalf("blockAbove(%v, %d, %v) = %d skips %v at %d", row, i, thr, j, row[m], m)
+						}
+					}
+				}
+			}
+		}
+	}
+	// Liveness: numbers all below the threshold, of both signs, leave only the tail.
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, thr := range []float32{0, float32(math.Copysign(0, -1)), 5, -5, 1e-30, -1e-30, inf} {
+		backing := make([]float32, 1001)
+		for i := range backing {
+			switch v := float32(rng.NormFloat64() * 10); {
+			case thr > 0:
+				backing[i] = min(v, math.Nextafter32(thr, -inf))
+			case thr == 0:
+				backing[i] = -float32(math.Abs(float64(v))) - 1e-30
+			default:
+				backing[i] = min(v, math.Nextafter32(thr, -inf), thr*2)
+			}
+		}
+		backing[0] = nan // ahead of every start below
+		for _, row := range [][]float32{backing[1:], backing[2:]} {
+			if j := blockAbove(row, 0, thr); len(row)-j >= blockSize+1 {
+				t.Errorf("blockAbove(row of %d below %v, 0) = %d: stopped %d logits from the end", len(row), thr, j, len(row)-j)
+			}
+		}
+	}
+}
