@@ -202,13 +202,13 @@ func (s *Sampler) selectTop(logits []float32, k int) {
 	for i := k/2 - 1; i >= 0; i-- {
 		siftDown(h, i)
 	}
-	thr := logits[keyID(h[0])]
+	thr := keyLogit(h[0])
 	i := k
 	for ; thr != thr && i < len(logits); i++ { // a NaN root is beaten by any number
 		if l := logits[i]; l == l {
 			h[0] = rankKey(l, int32(i))
 			siftDown(h, 0)
-			thr = logits[keyID(h[0])]
+			thr = keyLogit(h[0])
 		}
 	}
 	// The root is a number from here on: only greater numbers replace it.
@@ -219,7 +219,7 @@ func (s *Sampler) selectTop(logits []float32, k int) {
 			if l > thr {
 				h[0] = rankKey(l, int32(i+j))
 				siftDown(h, 0)
-				thr = logits[keyID(h[0])]
+				thr = keyLogit(h[0])
 			}
 		}
 		i = end
@@ -255,6 +255,16 @@ func rankKey(l float32, id int32) uint64 {
 // keyID returns the id packed in a rank key.
 func keyID(key uint64) int32 {
 	return int32(^uint32(key))
+}
+
+// keyLogit returns the logit of a rank key (+0 for -0, a NaN for NaN), which compares
+// as the token's logit.
+func keyLogit(key uint64) float32 {
+	o := uint32(key >> 32)
+	if o >= 1<<31 {
+		return math.Float32frombits(o &^ (1 << 31))
+	}
+	return math.Float32frombits(^o)
 }
 
 // siftDown restores the min-heap of rank keys below i, the worst token at the root.
