@@ -62,10 +62,11 @@ func (o SamplerOptions) Validate() error {
 type Sampler struct {
 	opts SamplerOptions
 	rng  *rand.Rand
-	cand []candidate        // scratch: the surviving tokens, (n_vocab) at most
-	keys []uint64           // scratch: the top-k heap's rank keys
-	pen  []float32          // scratch: the logits with the repeat penalty applied
-	seen map[int32]struct{} // scratch: the distinct tokens of the penalised window
+	cand []candidate // scratch: the surviving tokens, (n_vocab) at most
+	keys []uint64    // scratch: the top-k heap's rank keys
+	pen  []float32   // scratch: the penalised logits (all, or only the marked ones)
+	mark []uint64    // scratch: a bit for each penalised token
+	ids  []int32     // scratch: the penalised tokens
 }
 
 // candidate is one token still in the running, with its logit and, after softmax, its
@@ -83,7 +84,7 @@ func NewSampler(opts SamplerOptions, rng *rand.Rand) *Sampler {
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed))
 	}
-	return &Sampler{opts: opts, rng: rng, seen: make(map[int32]struct{})}
+	return &Sampler{opts: opts, rng: rng}
 }
 
 // Sample returns the next token for one row of logits (NVocab floats), or -1 when the
@@ -115,15 +116,28 @@ func (s *Sampler) candidates(logits []float32, history []int32) []candidate {
 	if len(logits) == 0 {
 		return s.cand
 	}
-	src := s.penalize(logits, history)
+	src, over := logits, false
+	if s.penaltyOn(history) {
+		if s.opts.RepeatPenalty > 1 && (s.opts.TopK > 0 || !(s.opts.Temp > 0)) {
+			s.overlayPenalties(logits, history) // selectTop reads the penalised few
+			over = true
+		} else {
+			src = s.penalize(logits, history)
+		}
+	}
 	if !(s.opts.Temp > 0) {
+		if over {
+			s.selectTopOver(src, 1, true)
+			s.cand[0].p = 1
+			return s.cand
+		}
 		s.cand = append(s.cand, candidate{id: argmaxLogit(src), p: 1})
 		s.cand[0].logit = src[s.cand[0].id]
 		return s.cand
 	}
 	built := false // s.cand holds the chain's candidates so far
 	if k := s.opts.TopK; k > 0 {
-		s.selectTop(src, min(k, len(src)))
+		s.selectTopOver(src, min(k, len(src)), over)
 		built = true
 	}
 	if p := s.opts.TopP; p > 0 && p < 1 {
@@ -148,6 +162,9 @@ func (s *Sampler) candidates(logits []float32, history []int32) []candidate {
 		}
 	}
 	if len(s.cand) == 0 { // min-p above 1, or NaN logits: keep the best token, as llama.cpp keeps one
+		if over {
+			src = s.penalize(logits, history)
+		}
 		id := argmaxLogit(src)
 		s.cand = append(s.cand, candidate{id: id, logit: src[id]})
 	}
@@ -158,28 +175,65 @@ func (s *Sampler) candidates(logits []float32, history []int32) []candidate {
 	return s.cand
 }
 
+// penaltyOn reports whether the repeat penalty changes any logit for history.
+func (s *Sampler) penaltyOn(history []int32) bool {
+	pen := s.opts.RepeatPenalty
+	return s.opts.RepeatLastN > 0 && pen != 0 && pen != 1 && len(history) > 0
+}
+
 // penalize returns logits with the repeat penalty applied, as llama.cpp's penalties
 // sampler does, to the tokens among the last RepeatLastN of history: a copy when the
 // penalty is on, logits themselves when it is off.
 func (s *Sampler) penalize(logits []float32, history []int32) []float32 {
-	pen := s.opts.RepeatPenalty
-	if s.opts.RepeatLastN <= 0 || pen == 0 || pen == 1 || len(history) == 0 {
+	if !s.penaltyOn(history) {
 		return logits
 	}
 	s.pen = append(s.pen[:0], logits...)
-	clear(s.seen)
+	s.markPenalties(logits, history)
+	return s.pen
+}
+
+// overlayPenalties is penalize without the copy: it writes the penalised logits into
+// s.pen at their ids only and marks them (penalised), for selectTop to read in place
+// of logits. A penalty above 1 only lowers logits, so the blocks selectTop skips by
+// the logits hold no penalised token that could enter.
+func (s *Sampler) overlayPenalties(logits []float32, history []int32) {
+	if cap(s.pen) < len(logits) {
+		s.pen = make([]float32, len(logits))
+	}
+	s.pen = s.pen[:len(logits)]
+	s.markPenalties(logits, history)
+}
+
+// markPenalties applies the repeat penalty to s.pen[t] for each distinct token t among
+// the last RepeatLastN of history (ids outside logits are ignored), from logits[t], and
+// marks t. len(s.pen) must be len(logits).
+func (s *Sampler) markPenalties(logits []float32, history []int32) {
+	for _, t := range s.ids { // the previous call's marks
+		s.mark[t>>6] = 0
+	}
+	s.ids = s.ids[:0]
+	if n := (len(logits) + 63) / 64; len(s.mark) < n {
+		s.mark = make([]uint64, n)
+	}
+	pen := s.opts.RepeatPenalty
 	for _, t := range history[max(0, len(history)-s.opts.RepeatLastN):] {
-		if _, dup := s.seen[t]; dup || t < 0 || int(t) >= len(s.pen) {
+		if t < 0 || int(t) >= len(logits) || s.penalised(t) {
 			continue
 		}
-		s.seen[t] = struct{}{}
-		if s.pen[t] <= 0 {
-			s.pen[t] *= pen
+		s.mark[t>>6] |= 1 << (t & 63)
+		s.ids = append(s.ids, t)
+		if l := logits[t]; l <= 0 {
+			s.pen[t] = l * pen
 		} else {
-			s.pen[t] /= pen
+			s.pen[t] = l / pen
 		}
 	}
-	return s.pen
+}
+
+// penalised reports whether markPenalties marked token t.
+func (s *Sampler) penalised(t int32) bool {
+	return s.mark[t>>6]&(1<<(t&63)) != 0
 }
 
 // byLogit orders candidates by descending logit, lower id first on ties (NaN last).
@@ -195,9 +249,21 @@ func byLogit(a, b candidate) int {
 // beats it, skipping the blocks of logits that cannot (blockAbove). Later ids lose
 // ties, so a logit equal to the root's never enters.
 func (s *Sampler) selectTop(logits []float32, k int) {
+	s.selectTopOver(logits, k, false)
+}
+
+// selectTopOver is selectTop over logits with the penalised logits that
+// overlayPenalties wrote in s.pen in place of theirs when over is true.
+func (s *Sampler) selectTopOver(logits []float32, k int, over bool) {
+	at := func(i int) float32 { // the logit of token i, penalised when over
+		if over && s.penalised(int32(i)) {
+			return s.pen[i]
+		}
+		return logits[i]
+	}
 	h := s.keys[:0]
-	for i, l := range logits[:k] {
-		h = append(h, rankKey(l, int32(i)))
+	for i := range k {
+		h = append(h, rankKey(at(i), int32(i)))
 	}
 	for i := k/2 - 1; i >= 0; i-- {
 		siftDown(h, i)
@@ -205,7 +271,7 @@ func (s *Sampler) selectTop(logits []float32, k int) {
 	thr := keyLogit(h[0])
 	i := k
 	for ; thr != thr && i < len(logits); i++ { // a NaN root is beaten by any number
-		if l := logits[i]; l == l {
+		if l := at(i); l == l {
 			h[0] = rankKey(l, int32(i))
 			siftDown(h, 0)
 			thr = keyLogit(h[0])
@@ -216,6 +282,9 @@ func (s *Sampler) selectTop(logits []float32, k int) {
 		i = blockAbove(logits, i, thr)
 		end := min(i+blockSize, len(logits))
 		for j, l := range logits[i:end] {
+			if l > thr && over {
+				l = at(i + j)
+			}
 			if l > thr {
 				h[0] = rankKey(l, int32(i+j))
 				siftDown(h, 0)
@@ -229,7 +298,7 @@ func (s *Sampler) selectTop(logits []float32, k int) {
 	s.cand = s.cand[:0]
 	for j := len(h) - 1; j >= 0; j-- {
 		id := keyID(h[j])
-		s.cand = append(s.cand, candidate{id: id, logit: logits[id]})
+		s.cand = append(s.cand, candidate{id: id, logit: at(int(id))})
 	}
 }
 
