@@ -165,3 +165,33 @@ func TestBlockAbove(t *testing.T) {
 		}
 	}
 }
+
+// TestRankKey checks that a rank key gives back its token and a logit that compares
+// as the token's (+0 for -0, NaN for NaN), and that keys order as byLogit does.
+func TestRankKey(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	vals := []float32{nan, -inf, -math.MaxFloat32, -1, -math.SmallestNonzeroFloat32,
+		float32(math.Copysign(0, -1)), 0, math.SmallestNonzeroFloat32, 1, math.MaxFloat32, inf}
+	for _, l := range vals {
+		for _, id := range []int32{0, 1, 31999, math.MaxInt32} {
+			key := rankKey(l, id)
+			if got := keyID(key); got != id {
+				t.Errorf("keyID(rankKey(%v, %d)) = %d", l, id, got)
+			}
+			got := keyLogit(key)
+			if l != l && got == got || l == l && (got != l || math.Signbit(float64(got)) != (l < 0)) {
+				t.Errorf("keyLogit(rankKey(%v, %d)) = %v", l, id, got)
+			}
+		}
+	}
+	for _, a := range vals {
+		for _, b := range vals {
+			for _, ids := range [][2]int32{{3, 7}, {7, 3}} {
+				ca, cb := candidate{id: ids[0], logit: a}, candidate{id: ids[1], logit: b}
+				if got, want := rankKey(a, ids[0]) > rankKey(b, ids[1]), byLogit(ca, cb) < 0; got != want {
+					t.Errorf("rankKey(%v, %d) > rankKey(%v, %d) = %v, byLogit says %v", a, ids[0], b, ids[1], got, want)
+				}
+			}
+		}
+	}
+}
