@@ -62,9 +62,11 @@ func (o SamplerOptions) Validate() error {
 type Sampler struct {
 	opts SamplerOptions
 	rng  *rand.Rand
-	cand []candidate        // scratch: the surviving tokens, (n_vocab) at most
-	pen  []float32          // scratch: the logits with the repeat penalty applied
-	seen map[int32]struct{} // scratch: the distinct tokens of the penalised window
+	cand []candidate // scratch: the surviving tokens, (n_vocab) at most
+	keys []uint64    // scratch: the top-k heap's rank keys
+	pen  []float32   // scratch: the penalised logits (all, or only the marked ones)
+	mark []uint64    // scratch: a bit for each penalised token
+	ids  []int32     // scratch: the penalised tokens
 }
 
 // candidate is one token still in the running, with its logit and, after softmax, its
@@ -82,7 +84,7 @@ func NewSampler(opts SamplerOptions, rng *rand.Rand) *Sampler {
 	if rng == nil {
 		rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed))
 	}
-	return &Sampler{opts: opts, rng: rng, seen: make(map[int32]struct{})}
+	return &Sampler{opts: opts, rng: rng}
 }
 
 // Sample returns the next token for one row of logits (NVocab floats), or -1 when the
@@ -114,15 +116,28 @@ func (s *Sampler) candidates(logits []float32, history []int32) []candidate {
 	if len(logits) == 0 {
 		return s.cand
 	}
-	src := s.penalize(logits, history)
+	src, over := logits, false
+	if s.penaltyOn(history) {
+		if s.opts.RepeatPenalty > 1 && (s.opts.TopK > 0 || !(s.opts.Temp > 0)) {
+			s.overlayPenalties(logits, history) // selectTop reads the penalised few
+			over = true
+		} else {
+			src = s.penalize(logits, history)
+		}
+	}
 	if !(s.opts.Temp > 0) {
+		if over {
+			s.selectTopOver(src, 1, true)
+			s.cand[0].p = 1
+			return s.cand
+		}
 		s.cand = append(s.cand, candidate{id: argmaxLogit(src), p: 1})
 		s.cand[0].logit = src[s.cand[0].id]
 		return s.cand
 	}
 	built := false // s.cand holds the chain's candidates so far
 	if k := s.opts.TopK; k > 0 {
-		s.selectTop(src, min(k, len(src)))
+		s.selectTopOver(src, min(k, len(src)), over)
 		built = true
 	}
 	if p := s.opts.TopP; p > 0 && p < 1 {
@@ -147,6 +162,9 @@ func (s *Sampler) candidates(logits []float32, history []int32) []candidate {
 		}
 	}
 	if len(s.cand) == 0 { // min-p above 1, or NaN logits: keep the best token, as llama.cpp keeps one
+		if over {
+			src = s.penalize(logits, history)
+		}
 		id := argmaxLogit(src)
 		s.cand = append(s.cand, candidate{id: id, logit: src[id]})
 	}
@@ -157,28 +175,65 @@ func (s *Sampler) candidates(logits []float32, history []int32) []candidate {
 	return s.cand
 }
 
+// penaltyOn reports whether the repeat penalty changes any logit for history.
+func (s *Sampler) penaltyOn(history []int32) bool {
+	pen := s.opts.RepeatPenalty
+	return s.opts.RepeatLastN > 0 && pen != 0 && pen != 1 && len(history) > 0
+}
+
 // penalize returns logits with the repeat penalty applied, as llama.cpp's penalties
 // sampler does, to the tokens among the last RepeatLastN of history: a copy when the
 // penalty is on, logits themselves when it is off.
 func (s *Sampler) penalize(logits []float32, history []int32) []float32 {
-	pen := s.opts.RepeatPenalty
-	if s.opts.RepeatLastN <= 0 || pen == 0 || pen == 1 || len(history) == 0 {
+	if !s.penaltyOn(history) {
 		return logits
 	}
 	s.pen = append(s.pen[:0], logits...)
-	clear(s.seen)
+	s.markPenalties(logits, history)
+	return s.pen
+}
+
+// overlayPenalties is penalize without the copy: it writes the penalised logits into
+// s.pen at their ids only and marks them (penalised), for selectTop to read in place
+// of logits. A penalty above 1 only lowers logits, so the blocks selectTop skips by
+// the logits hold no penalised token that could enter.
+func (s *Sampler) overlayPenalties(logits []float32, history []int32) {
+	if cap(s.pen) < len(logits) {
+		s.pen = make([]float32, len(logits))
+	}
+	s.pen = s.pen[:len(logits)]
+	s.markPenalties(logits, history)
+}
+
+// markPenalties applies the repeat penalty to s.pen[t] for each distinct token t among
+// the last RepeatLastN of history (ids outside logits are ignored), from logits[t], and
+// marks t. len(s.pen) must be len(logits).
+func (s *Sampler) markPenalties(logits []float32, history []int32) {
+	for _, t := range s.ids { // the previous call's marks
+		s.mark[t>>6] = 0
+	}
+	s.ids = s.ids[:0]
+	if n := (len(logits) + 63) / 64; len(s.mark) < n {
+		s.mark = make([]uint64, n)
+	}
+	pen := s.opts.RepeatPenalty
 	for _, t := range history[max(0, len(history)-s.opts.RepeatLastN):] {
-		if _, dup := s.seen[t]; dup || t < 0 || int(t) >= len(s.pen) {
+		if t < 0 || int(t) >= len(logits) || s.penalised(t) {
 			continue
 		}
-		s.seen[t] = struct{}{}
-		if s.pen[t] <= 0 {
-			s.pen[t] *= pen
+		s.mark[t>>6] |= 1 << (t & 63)
+		s.ids = append(s.ids, t)
+		if l := logits[t]; l <= 0 {
+			s.pen[t] = l * pen
 		} else {
-			s.pen[t] /= pen
+			s.pen[t] = l / pen
 		}
 	}
-	return s.pen
+}
+
+// penalised reports whether markPenalties marked token t.
+func (s *Sampler) penalised(t int32) bool {
+	return s.mark[t>>6]&(1<<(t&63)) != 0
 }
 
 // byLogit orders candidates by descending logit, lower id first on ties (NaN last).
@@ -189,63 +244,122 @@ func byLogit(a, b candidate) int {
 	return cmp.Compare(a.id, b.id)
 }
 
-// selectTop sets s.cand to the k best of logits in byLogit order: a min-heap of the k
-// best so far, replaced at its root by each logit that beats it, skipping the blocks of
-// logits that cannot (blockAbove). Later ids lose ties, so a logit equal to the root's
-// never enters.
+// selectTop sets s.cand to the k best of logits in byLogit order: a min-heap of the
+// rank keys (rankKey) of the k best so far, replaced at its root by each logit that
+// beats it, skipping the blocks of logits that cannot (blockAbove). Later ids lose
+// ties, so a logit equal to the root's never enters.
 func (s *Sampler) selectTop(logits []float32, k int) {
-	h := s.cand[:0]
-	for i, l := range logits[:k] {
-		h = append(h, candidate{id: int32(i), logit: l})
+	s.selectTopOver(logits, k, false)
+}
+
+// selectTopOver is selectTop over logits with the penalised logits that
+// overlayPenalties wrote in s.pen in place of theirs when over is true.
+func (s *Sampler) selectTopOver(logits []float32, k int, over bool) {
+	at := func(i int) float32 { // the logit of token i, penalised when over
+		if over && s.penalised(int32(i)) {
+			return s.pen[i]
+		}
+		return logits[i]
+	}
+	h := s.keys[:0]
+	for i := range k {
+		h = append(h, rankKey(at(i), int32(i)))
 	}
 	for i := k/2 - 1; i >= 0; i-- {
 		siftDown(h, i)
 	}
-	thr := h[0].logit
-	for i := k; i < len(logits); {
-		if thr == thr { // a NaN root is beaten by any number: no skipping
-			i = blockAbove(logits, i, thr)
+	thr := keyLogit(h[0])
+	i := k
+	for ; thr != thr && i < len(logits); i++ { // a NaN root is beaten by any number
+		if l := at(i); l == l {
+			h[0] = rankKey(l, int32(i))
+			siftDown(h, 0)
+			thr = keyLogit(h[0])
 		}
-		for end := min(i+blockSize, len(logits)); i < end; i++ {
-			if l := logits[i]; beats(l, thr) {
-				h[0] = candidate{id: int32(i), logit: l}
+	}
+	// The root is a number from here on: only greater numbers replace it.
+	for i < len(logits) {
+		i = blockAbove(logits, i, thr)
+		end := min(i+blockSize, len(logits))
+		for j, l := range logits[i:end] {
+			if l > thr && over {
+				l = at(i + j)
+			}
+			if l > thr {
+				h[0] = rankKey(l, int32(i+j))
 				siftDown(h, 0)
-				thr = h[0].logit
+				thr = keyLogit(h[0])
 			}
 		}
+		i = end
 	}
-	slices.SortFunc(h, byLogit)
-	s.cand = h
+	slices.Sort(h)
+	s.keys = h
+	s.cand = s.cand[:0]
+	for j := len(h) - 1; j >= 0; j-- {
+		id := keyID(h[j])
+		s.cand = append(s.cand, candidate{id: id, logit: at(int(id))})
+	}
 }
 
-// siftDown restores the heap below i, the worst candidate (byLogit) at the root.
-func siftDown(h []candidate, i int) {
-	for {
-		worst, l, r := i, 2*i+1, 2*i+2
-		if l < len(h) && worse(h[l], h[worst]) {
-			worst = l
+// rankKey packs a token into a key that orders as byLogit reversed, the best token
+// the largest: the logit's bits mapped to an unsigned order (-0 as +0, NaN below every
+// number) above the complement of the id.
+func rankKey(l float32, id int32) uint64 {
+	var o uint32 // NaN
+	if l == l {
+		b := math.Float32bits(l)
+		switch {
+		case l == 0:
+			o = 1 << 31
+		case b>>31 != 0:
+			o = ^b
+		default:
+			o = b | 1<<31
 		}
-		if r < len(h) && worse(h[r], h[worst]) {
-			worst = r
-		}
-		if worst == i {
-			return
-		}
-		h[i], h[worst] = h[worst], h[i]
-		i = worst
 	}
+	return uint64(o)<<32 | uint64(^uint32(id))
+}
+
+// keyID returns the id packed in a rank key.
+func keyID(key uint64) int32 {
+	return int32(^uint32(key))
+}
+
+// keyLogit returns the logit of a rank key (+0 for -0, a NaN for NaN), which compares
+// as the token's logit.
+func keyLogit(key uint64) float32 {
+	o := uint32(key >> 32)
+	if o >= 1<<31 {
+		return math.Float32frombits(o &^ (1 << 31))
+	}
+	return math.Float32frombits(^o)
+}
+
+// siftDown restores the min-heap of rank keys below i, the worst token at the root.
+func siftDown(h []uint64, i int) {
+	x := h[i]
+	for {
+		c := 2*i + 1
+		if c >= len(h) {
+			break
+		}
+		if r := c + 1; r < len(h) && h[r] < h[c] {
+			c = r
+		}
+		if h[c] >= x {
+			break
+		}
+		h[i] = h[c]
+		i = c
+	}
+	h[i] = x
 }
 
 // worse reports whether a comes after b in byLogit's order: a lower logit (NaN below
 // every number), or the same logit and a higher id.
 func worse(a, b candidate) bool {
-	switch {
-	case a.logit == b.logit:
-		return a.id > b.id
-	case a.logit != a.logit: // NaN
-		return b.logit == b.logit || a.id > b.id
-	}
-	return a.logit < b.logit
+	return rankKey(a.logit, a.id) < rankKey(b.logit, b.id)
 }
 
 // topP keeps the most likely of the sorted candidates until their probability mass

@@ -1,26 +1,89 @@
 package model
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // The passes over the whole vocabulary (the argmax, the top-k heap, the min-p filter)
-// look for the few logits above a threshold among 32k to 152k. They test blocks of 8
-// logits with one chain of comparisons, which the branch predictor learns to skip, and
-// check the rare block that holds one logit by logit.
+// look for the few logits above a threshold among 32k to 152k. blockAbove tests blocks
+// of 16 logits at once, two to a 64-bit word, with integer arithmetic on their bits and
+// no branch but one a block (SWAR), and the caller checks the rare block that holds one
+// logit by logit.
 
-// blockSize is how many logits blockAbove tests at once.
-const blockSize = 8
+// blockSize is how many logits blockAbove tests at once: 8 words of two.
+const blockSize = 16
+
+// Masks over the two 32-bit lanes of a word.
+const (
+	laneSigns = 0x8000000080000000 // the sign bit of each lane
+	laneMags  = 0x7fffffff7fffffff // the other 31 bits
+	laneOnes  = 0x0000000100000001 // multiplies a 32-bit value into both lanes
+)
 
 // blockAbove returns the start of the first block of blockSize logits from i on that
-// holds one greater than thr, or the start of the last, shorter block (len(logits)
-// when there is none): every logit it skips is <= thr, or NaN. thr must not be NaN.
+// may hold one greater than thr, or the start of the last, shorter block (at most
+// len(logits) when there is none): every logit it skips is <= thr, or NaN. thr must
+// not be NaN.
 func blockAbove(logits []float32, i int, thr float32) int {
-	for ; i+blockSize <= len(logits); i += blockSize {
-		s := (*[blockSize]float32)(logits[i : i+blockSize])
-		if s[0] > thr || s[1] > thr || s[2] > thr || s[3] > thr || s[4] > thr || s[5] > thr || s[6] > thr || s[7] > thr {
+	if i >= len(logits) {
+		return i
+	}
+	if uintptr(unsafe.Pointer(&logits[i]))%8 != 0 { // words start 8-byte aligned
+		if !(logits[i] <= thr) {
+			return i
+		}
+		i++
+		if i == len(logits) {
 			return i
 		}
 	}
-	return i
+	words := unsafe.Slice((*uint64)(unsafe.Pointer(&logits[i])), (len(logits)-i)/2)
+	t := uint64(math.Float32bits(thr))
+	var j int
+	if t < 1<<31 {
+		j = wordsAbovePositive(words, (0x7fffffff-t)*laneOnes, laneSigns)
+	} else {
+		j = wordsAboveNegative(words, (0x80000000-(t&0x7fffffff))*laneOnes, laneSigns, laneMags)
+	}
+	return i + 2*j
+}
+
+// wordsAbovePositive returns the first block of 8 words (blocks from 0) with a lane
+// that may be greater than a threshold thr >= +0, or the start of the words left over.
+// c holds 0x7fffffff - bits(thr) in each lane: a lane x with the sign clear is greater
+// exactly when x + c carries into bit 31; a lane with the sign set is not, and its sum
+// may carry into the next lane, making it pass only when it equals thr.
+// The masks come as arguments so they stay in registers.
+func wordsAbovePositive(words []uint64, c, signs uint64) int {
+	j := 0
+	for ; j+8 <= len(words); j += 8 {
+		w := (*[8]uint64)(words[j : j+8])
+		a := (w[0]+c)&^w[0] | (w[1]+c)&^w[1] | (w[2]+c)&^w[2] | (w[3]+c)&^w[3] |
+			(w[4]+c)&^w[4] | (w[5]+c)&^w[5] | (w[6]+c)&^w[6] | (w[7]+c)&^w[7]
+		if a&signs != 0 {
+			break
+		}
+	}
+	return j
+}
+
+// wordsAboveNegative is wordsAbovePositive for a threshold thr <= -0. c holds
+// 0x80000000 - |bits(thr)| in each lane: a lane with the sign set is at most thr
+// exactly when its magnitude plus c carries into bit 31; with the sign clear it is
+// greater (or +0 against -0). A block passes unless every lane is negative and at
+// most thr.
+func wordsAboveNegative(words []uint64, c, signs, mags uint64) int {
+	j := 0
+	for ; j+8 <= len(words); j += 8 {
+		w := (*[8]uint64)(words[j : j+8])
+		a := w[0] & (w[0]&mags + c) & w[1] & (w[1]&mags + c) & w[2] & (w[2]&mags + c) & w[3] & (w[3]&mags + c) &
+			w[4] & (w[4]&mags + c) & w[5] & (w[5]&mags + c) & w[6] & (w[6]&mags + c) & w[7] & (w[7]&mags + c)
+		if a&signs != signs {
+			break
+		}
+	}
+	return j
 }
 
 // beats reports whether logit l beats the threshold thr in byLogit's order for a later

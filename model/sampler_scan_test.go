@@ -113,3 +113,85 @@ func TestWorseIsByLogit(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockAbove checks blockAbove's contract from every start, on rows that begin on
+// and off an 8-byte boundary, for thresholds of both signs: every logit it skips is at
+// most thr or NaN, and over a row of numbers all below thr it skips to the last block.
+func TestBlockAbove(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	for _, base := range scanCases() {
+		backing := append([]float32{0}, base...)
+		for _, row := range [][]float32{backing[1:], slices.Clone(base)} {
+			thrs := []float32{0, float32(math.Copysign(0, -1)), -inf, inf, -1, 1, 1e38, -1e38}
+			for _, l := range row[:min(len(row), 4)] {
+				if l == l {
+					thrs = append(thrs, l, math.Nextafter32(l, inf), math.Nextafter32(l, -inf))
+				}
+			}
+			for _, thr := range thrs {
+				for i := 0; i <= len(row); i++ {
+					j := blockAbove(row, i, thr)
+					if j < i || j > len(row) {
+						t.Fatalf("blockAbove(%v, %d, %v) = %d: out of [%d, %d]", row, i, thr, j, i, len(row))
+					}
+					for m := i; m < j; m++ {
+						if row[m] > thr {
+							t.Fatalf("blockAbove(%v, %d, %v) = %d skips %v at %d", row, i, thr, j, row[m], m)
+						}
+					}
+				}
+			}
+		}
+	}
+	// Liveness: numbers all below the threshold, of both signs, leave only the tail.
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, thr := range []float32{0, float32(math.Copysign(0, -1)), 5, -5, 1e-30, -1e-30, inf} {
+		backing := make([]float32, 1001)
+		for i := range backing {
+			switch v := float32(rng.NormFloat64() * 10); {
+			case thr > 0:
+				backing[i] = min(v, math.Nextafter32(thr, -inf))
+			case thr == 0:
+				backing[i] = -float32(math.Abs(float64(v))) - 1e-30
+			default:
+				backing[i] = min(v, math.Nextafter32(thr, -inf), thr*2)
+			}
+		}
+		backing[0] = nan // ahead of every start below
+		for _, row := range [][]float32{backing[1:], backing[2:]} {
+			if j := blockAbove(row, 0, thr); len(row)-j >= blockSize+1 {
+				t.Errorf("blockAbove(row of %d below %v, 0) = %d: stopped %d logits from the end", len(row), thr, j, len(row)-j)
+			}
+		}
+	}
+}
+
+// TestRankKey checks that a rank key gives back its token and a logit that compares
+// as the token's (+0 for -0, NaN for NaN), and that keys order as byLogit does.
+func TestRankKey(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	vals := []float32{nan, -inf, -math.MaxFloat32, -1, -math.SmallestNonzeroFloat32,
+		float32(math.Copysign(0, -1)), 0, math.SmallestNonzeroFloat32, 1, math.MaxFloat32, inf}
+	for _, l := range vals {
+		for _, id := range []int32{0, 1, 31999, math.MaxInt32} {
+			key := rankKey(l, id)
+			if got := keyID(key); got != id {
+				t.Errorf("keyID(rankKey(%v, %d)) = %d", l, id, got)
+			}
+			got := keyLogit(key)
+			if l != l && got == got || l == l && (got != l || math.Signbit(float64(got)) != (l < 0)) {
+				t.Errorf("keyLogit(rankKey(%v, %d)) = %v", l, id, got)
+			}
+		}
+	}
+	for _, a := range vals {
+		for _, b := range vals {
+			for _, ids := range [][2]int32{{3, 7}, {7, 3}} {
+				ca, cb := candidate{id: ids[0], logit: a}, candidate{id: ids[1], logit: b}
+				if got, want := rankKey(a, ids[0]) > rankKey(b, ids[1]), byLogit(ca, cb) < 0; got != want {
+					t.Errorf("rankKey(%v, %d) > rankKey(%v, %d) = %v, byLogit says %v", a, ids[0], b, ids[1], got, want)
+				}
+			}
+		}
+	}
+}

@@ -474,11 +474,11 @@ func TestSamplerChiSquare(t *testing.T) {
 	}
 }
 
-// BenchmarkSampler times one Sample call on a vocabulary of Llama's 32000 and Qwen's
-// 152064 logits drawn from N(0, 3²), for llama.cpp's default chain and the variants
-// that take other paths.
+// BenchmarkSampler times one Sample call on vocabularies of Llama 2's 32000, Llama 3's
+// 128256 and Qwen2's 151936 logits drawn from N(0, 3²), for llama.cpp's default chain
+// and the variants that take other paths.
 func BenchmarkSampler(b *testing.B) {
-	for _, n := range []int{32000, 152064} {
+	for _, n := range []int{32000, 128256, 151936} {
 		logits := randomLogits(rand.New(rand.NewPCG(1, 1)), n)
 		history := make([]int32, 64)
 		for i := range history {
