@@ -40,17 +40,26 @@ func q6KPack(t *q8x86Pairs, nb int, x []byte, xStride int) {
 // dotQ6Kx86TileGo is X86DotTileFunc(Q6_K) in Go: four activation rows at a time
 // (q6KRows4), the others one dot after another.
 func dotQ6Kx86TileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	rows4 := func(t *q8x86Pairs, nb int, w, _ []byte, _ int, out *[4]float32) { q6KRows4(t, nb, w, out) }
+	dotKx86TileRows4(q6KBytes, rows4, dotQ6Kx86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// dotKx86TileRows4 is the Go tile of a K-quant with blocks of blockBytes: four activation
+// rows at a time packed in pairs (q6KPack) for rows4, which gets the four rows' weight row
+// and the rows themselves; the rows left over go one dot after another.
+func dotKx86TileRows4(blockBytes int, rows4 func(t *q8x86Pairs, nb int, w, x []byte, xStride int, out *[4]float32), dot func(n int, w, x []byte) float32,
+	n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QKK
 	i := 0
 	if nb > 0 && mw > 0 && mx >= 4 {
-		_, _ = w[(mw-1)*wStride+nb*q6KBytes-1], x[(mx-1)*xStride+nb*q8KBytes-1]
+		_, _ = w[(mw-1)*wStride+nb*blockBytes-1], x[(mx-1)*xStride+nb*q8KBytes-1]
 		_ = dst[(mx-1)*dstStride+mw-1]
 		t := q6KPairPool.Get().(*q8x86Pairs)
 		for ; i+4 <= mx; i += 4 {
 			q6KPack(t, nb, x[i*xStride:], xStride)
 			for o := range mw {
 				var out [4]float32
-				q6KRows4(t, nb, w[o*wStride:o*wStride+nb*q6KBytes], &out)
+				rows4(t, nb, w[o*wStride:o*wStride+nb*blockBytes], x[i*xStride:], xStride, &out)
 				for r, v := range out {
 					dst[(i+r)*dstStride+o] = v
 				}
@@ -59,7 +68,7 @@ func dotQ6Kx86TileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx int
 		q6KPairPool.Put(t)
 	}
 	if i < mx {
-		dotTileBy(dotQ6Kx86Go, n, w, wStride, mw, x[i*xStride:], xStride, mx-i, dst[i*dstStride:], dstStride)
+		dotTileBy(dot, n, w, wStride, mw, x[i*xStride:], xStride, mx-i, dst[i*dstStride:], dstStride)
 	}
 }
 
@@ -107,27 +116,7 @@ func q6KRows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 // dotQ5Kx86TileGo is X86DotTileFunc(Q5_K) in Go: four activation rows at a time
 // (q5KRows4, over q6KPack's pairs), the others one dot after another.
 func dotQ5Kx86TileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	nb := n / QKK
-	i := 0
-	if nb > 0 && mw > 0 && mx >= 4 {
-		_, _ = w[(mw-1)*wStride+nb*q5KBytes-1], x[(mx-1)*xStride+nb*q8KBytes-1]
-		_ = dst[(mx-1)*dstStride+mw-1]
-		t := q6KPairPool.Get().(*q8x86Pairs)
-		for ; i+4 <= mx; i += 4 {
-			q6KPack(t, nb, x[i*xStride:], xStride)
-			for o := range mw {
-				var out [4]float32
-				q5KRows4(t, nb, w[o*wStride:o*wStride+nb*q5KBytes], x[i*xStride:], xStride, &out)
-				for r, v := range out {
-					dst[(i+r)*dstStride+o] = v
-				}
-			}
-		}
-		q6KPairPool.Put(t)
-	}
-	if i < mx {
-		dotTileBy(dotQ5Kx86Go, n, w, wStride, mw, x[i*xStride:], xStride, mx-i, dst[i*dstStride:], dstStride)
-	}
+	dotKx86TileRows4(q5KBytes, q5KRows4, dotQ5Kx86Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // q5KRows4 sets out[r] = dotQ5Kx86Go of weight row w against activation row r of the
