@@ -23,6 +23,24 @@ type miniBlock struct {
 	qNorm, kNorm                 backend.Buffer // per-head norm weights (qwen3), or nil
 }
 
+// randomRaw is a rows x cols tensor of dt drawn from r: normal values for F32, random bytes
+// with usable block scales (fixScales) for the other types.
+func randomRaw(r *rand.Rand, dt tensor.DType, rows, cols int) []byte {
+	raw := make([]byte, dt.RowBytes(cols)*rows)
+	if dt == tensor.F32 {
+		f := tensor.Float32s(raw)
+		for i := range f {
+			f[i] = float32(r.NormFloat64())
+		}
+		return raw
+	}
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+	}
+	fixScales(dt, raw)
+	return raw
+}
+
 func newMiniBlock(t testing.TB, d *Device, wt tensor.DType) *miniBlock {
 	const dim, ff = 512, 1024
 	r := rand.New(rand.NewPCG(7, uint64(wt)))
@@ -31,19 +49,7 @@ func newMiniBlock(t testing.TB, d *Device, wt tensor.DType) *miniBlock {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw := make([]byte, dt.RowBytes(cols)*rows)
-		if dt == tensor.F32 {
-			f := tensor.Float32s(raw)
-			for i := range f {
-				f[i] = float32(r.NormFloat64())
-			}
-		} else {
-			for i := range raw {
-				raw[i] = byte(r.Uint32())
-			}
-			fixScales(dt, raw)
-		}
-		if err := d.Upload(b, raw); err != nil {
+		if err := d.Upload(b, randomRaw(r, dt, rows, cols)); err != nil {
 			t.Fatal(err)
 		}
 		return b

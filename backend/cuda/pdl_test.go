@@ -106,19 +106,7 @@ func TestPDLChain(t *testing.T) {
 		t.Run(wt.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(11, uint64(wt)))
 			alloc := func(dt tensor.DType, rows, cols int) backend.Buffer {
-				raw := make([]byte, dt.RowBytes(cols)*rows)
-				if dt == tensor.F32 {
-					f := tensor.Float32s(raw)
-					for i := range f {
-						f[i] = float32(r.NormFloat64())
-					}
-				} else {
-					for i := range raw {
-						raw[i] = byte(r.Uint32())
-					}
-					fixScales(dt, raw)
-				}
-				return devBuf(t, d, dt, rows, cols, raw)
+				return devBuf(t, d, dt, rows, cols, randomRaw(r, dt, rows, cols))
 			}
 			norm, wq, wo := alloc(tensor.F32, 1, dim), alloc(wt, dim, dim), alloc(wt, dim, dim)
 			wg, wu, wd := alloc(wt, ff, dim), alloc(wt, ff, dim), alloc(wt, dim, ff)
