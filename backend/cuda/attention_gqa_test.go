@@ -16,12 +16,14 @@ import (
 
 // TestAttentionGroups checks the K/V-head decode kernels (attention_gqa_*) for every way
 // a group of query heads maps onto blocks: one head a block (no grouping, a group of 3,
-// and groups with the blocks capped at one head), two, four, and a group of 8 over two
-// blocks; one row and eight, under the default split policy and one of short warps,
-// against softmax(q·kᵀ)·v in float64.
+// and groups with the blocks capped at one head: gqaMax's default), two, four (a group
+// of 4 in one block, of 8 over two), and a group of 8 over four blocks of two; one row
+// and eight, under the default split policy and one of short warps, against
+// softmax(q·kᵀ)·v in float64.
 func TestAttentionGroups(t *testing.T) {
 	d := openTest(t)
-	groups := []struct{ heads, kvHeads, most int }{{4, 4, 0}, {6, 2, 0}, {8, 4, 0}, {8, 2, 0}, {8, 1, 0}, {8, 2, 1}, {8, 1, 2}}
+	groups := []struct{ heads, kvHeads, most int }{{4, 4, 0}, {6, 2, 0}, {8, 4, 0}, {8, 2, 0}, {8, 1, 0}, {8, 2, 1}, {8, 1, 2},
+		{8, 2, 4}, {8, 1, 4}}
 	policies := []struct{ keys, warpKeys int }{{splitKeys, warpMinKeys}, {64, 8}}
 	for _, hd := range []int{64, 128, 256} {
 		for _, gr := range groups {
@@ -36,6 +38,46 @@ func TestAttentionGroups(t *testing.T) {
 					seed := uint64(hd + 10*gr.heads + gr.kvHeads)
 					checkAttention(t, d, tensor.F16, 1500, gr.heads, gr.kvHeads, hd, []int32{1499, 700, 0, 31, 32, 33, 1000, 127}, seed)
 					checkAttention(t, d, tensor.F16, 1500, gr.heads, gr.kvHeads, hd, []int32{1234}, seed+1)
+				})
+			}
+		}
+	}
+}
+
+// TestAttentionMerge checks the merge of the splits' partial results (att_gqa_finish's
+// last block) for every number of splits with keys it handles differently: one (no
+// merge), two, a few (a partial load batch), a multiple of the batch, past a thread's or
+// a lane's first split (129 and more for one head a block, 33 and more for several) and
+// the most (maxSplits), at short and long contexts and odd lengths, for one, two and four
+// query heads a block and head dimensions 64, 128, 256, against softmax(q·kᵀ)·v in
+// float64. At ctx 512 the default policy gives 4 splits (one head a block; 8 and 16 for
+// two and four); at ctx 8192 the policy (32, 8) gives maxSplits of 32 keys, a row at
+// position p using ⌈(p+1)/32⌉ of them.
+func TestAttentionMerge(t *testing.T) {
+	d := openTest(t)
+	cases := []struct {
+		ctx, keys, warpKeys int
+		pos                 []int32
+	}{
+		{512, splitKeys, warpMinKeys, []int32{511, 300, 129, 5, 127, 128, 257, 383}},
+		{8192, 32, 8, []int32{8191, 5000, 0, 32, 129, 4095, 4096, 8100}},
+		{8192, 32, 8, []int32{255, 1023, 1055, 2000}},
+	}
+	if got := decodeSplits(8192, 32); got != maxSplits {
+		t.Fatalf("decodeSplits(8192, 32) = %d, want maxSplits %d", got, maxSplits)
+	}
+	groups := []struct{ heads, kvHeads, most int }{{8, 2, 1}, {8, 2, 2}, {8, 1, 4}}
+	for _, hd := range []int{64, 128, 256} {
+		for _, gr := range groups {
+			for ci, c := range cases {
+				entry, _, _ := gqaEntry(tensor.F16, hd, gr.heads/gr.kvHeads, gr.most)
+				t.Run(fmt.Sprintf("%s/%d,%d/ctx=%d/split=%d,%d/%d", entry, gr.heads, gr.kvHeads, c.ctx, c.keys, c.warpKeys, ci), func(t *testing.T) {
+					if !d.has(entry) {
+						t.Fatalf("%s not loaded", entry)
+					}
+					d.attnSplit.keys, d.attnSplit.warpKeys, d.attnSplit.group = c.keys, c.warpKeys, gr.most
+					defer func() { d.attnSplit.keys, d.attnSplit.group = 0, 0 }()
+					checkAttention(t, d, tensor.F16, c.ctx, gr.heads, gr.kvHeads, hd, c.pos, uint64(hd+100*ci+gr.most))
 				})
 			}
 		}

@@ -423,6 +423,7 @@ ATT_VEC(attention_f32_hd128, float, 128)
 #define ATT_GQA_NL 8 // NL for G > 1
 #endif
 #define ATT_GQA_MAX 4 // the most query heads a block serves
+#define ATT_MERGE 8   // partial results a thread of the merging block loads at once
 
 // att_gqa_smem is an att_gqa block's shared memory.
 template <int HD, int G>
@@ -499,51 +500,88 @@ static __device__ void att_gqa_finish(att_gqa_smem<HD, G> &sh, float *dst, float
 		if (!sh.last) return;
 		__threadfence();
 		// The other splits' results are read through L2 (__ldcg): they were written by
-		// other SMs. The loads of 16 splits are issued at once.
+		// other SMs. The loads of ATT_MERGE splits are issued at once (predicated, so that
+		// a few splits take one round trip too).
 		if constexpr (G == 1) {
 			const float *pr0 = part + ((size_t)i * heads + h0) * gridDim.z * stride;
 			float *dr = dst + ((size_t)i * heads + h0) * HD;
-			float mx = NEG_INF;
-			for (int s = threadIdx.x; s < active; s += blockDim.x) mx = fmaxf(mx, __ldcg(pr0 + s * stride));
+			constexpr int PS = ATT_MAX_SPLITS / (ATT_WARPS * WARP); // splits a thread reads
+			static_assert(PS * ATT_WARPS * WARP == ATT_MAX_SPLITS, "att_gqa_finish: splits per thread");
+			float ms[PS], lv[PS], mx = NEG_INF;
+#pragma unroll
+			for (int u = 0; u < PS; u++) {
+				const int s = threadIdx.x + u * ATT_WARPS * WARP;
+				ms[u] = s < active ? __ldcg(pr0 + s * stride) : NEG_INF;
+				lv[u] = s < active ? __ldcg(pr0 + s * stride + 1) : 0.0f;
+				mx = fmaxf(mx, ms[u]);
+			}
 			mx = block_max(mx, sh.red);
 			float ls = 0.0f;
-			for (int s = threadIdx.x; s < active; s += blockDim.x) {
-				const float l = __ldcg(pr0 + s * stride + 1);
-				const float w = l > 0.0f ? expf(__ldcg(pr0 + s * stride) - mx) : 0.0f;
-				sh.w[0][s] = w;
-				ls += l * w;
+#pragma unroll
+			for (int u = 0; u < PS; u++) {
+				const int s = threadIdx.x + u * ATT_WARPS * WARP;
+				const float w = lv[u] > 0.0f ? expf(ms[u] - mx) : 0.0f;
+				if (s < active) sh.w[0][s] = w;
+				ls += lv[u] * w;
 			}
 			ls = block_sum(ls, sh.red); // its barrier also publishes sh.w
 			for (int d = threadIdx.x; d < HD; d += blockDim.x) {
 				float o = 0.0f;
-#pragma unroll 16
-				for (int s = 0; s < active; s++) o += sh.w[0][s] * __ldcg(pr0 + s * stride + 2 + d);
+				for (int s0 = 0; s0 < active; s0 += ATT_MERGE) { // ATT_MERGE loads in flight
+					float x[ATT_MERGE];
+#pragma unroll
+					for (int u = 0; u < ATT_MERGE; u++) x[u] = s0 + u < active ? __ldcg(pr0 + (s0 + u) * stride + 2 + d) : 0.0f;
+#pragma unroll
+					for (int u = 0; u < ATT_MERGE; u++) {
+						if (s0 + u < active) o += sh.w[0][s0 + u] * x[u];
+					}
+				}
 				dr[d] = o / ls;
 			}
 		} else if (warp < G) {
 			const int gh = warp;
 			const float *pr0 = part + ((size_t)i * heads + h0 + gh) * gridDim.z * stride;
 			float *dr = dst + ((size_t)i * heads + h0 + gh) * HD;
-			float mx = NEG_INF;
-			for (int s = lane; s < active; s += WARP) mx = fmaxf(mx, __ldcg(pr0 + s * stride));
+			constexpr int PS = ATT_MAX_SPLITS / WARP; // splits a lane reads
+			static_assert(PS * WARP == ATT_MAX_SPLITS && ATT_MERGE % 2 == 0, "att_gqa_finish: splits per lane");
+			float ms[PS], lv[PS], mx = NEG_INF;
+#pragma unroll
+			for (int u = 0; u < PS; u++) {
+				const int s = lane + u * WARP;
+				ms[u] = s < active ? __ldcg(pr0 + s * stride) : NEG_INF;
+				lv[u] = s < active ? __ldcg(pr0 + s * stride + 1) : 0.0f;
+				mx = fmaxf(mx, ms[u]);
+			}
 			mx = warp_max(mx);
 			float ls = 0.0f;
-			for (int s = lane; s < active; s += WARP) {
-				const float l = __ldcg(pr0 + s * stride + 1);
-				const float w = l > 0.0f ? expf(__ldcg(pr0 + s * stride) - mx) : 0.0f;
-				sh.w[gh][s] = w;
-				ls += l * w;
+#pragma unroll
+			for (int u = 0; u < PS; u++) {
+				const int s = lane + u * WARP;
+				const float w = lv[u] > 0.0f ? expf(ms[u] - mx) : 0.0f;
+				if (s < active) sh.w[gh][s] = w;
+				ls += lv[u] * w;
 			}
 			ls = warp_sum(ls);
 			__syncwarp();
 			float o[HD / WARP];
 #pragma unroll
 			for (int k = 0; k < HD / WARP; k++) o[k] = 0.0f;
-#pragma unroll 16
-			for (int s = 0; s < active; s++) {
-				const float w = sh.w[gh][s];
+			for (int s0 = 0; s0 < active; s0 += ATT_MERGE / 2) { // ATT_MERGE/2·HD/32 loads in flight
+				float x[ATT_MERGE / 2][HD / WARP];
 #pragma unroll
-				for (int k = 0; k < HD / WARP; k++) o[k] += w * __ldcg(pr0 + s * stride + 2 + lane + k * WARP);
+				for (int u = 0; u < ATT_MERGE / 2; u++) {
+#pragma unroll
+					for (int k = 0; k < HD / WARP; k++)
+						x[u][k] = s0 + u < active ? __ldcg(pr0 + (s0 + u) * stride + 2 + lane + k * WARP) : 0.0f;
+				}
+#pragma unroll
+				for (int u = 0; u < ATT_MERGE / 2; u++) {
+					if (s0 + u < active) {
+						const float w = sh.w[gh][s0 + u];
+#pragma unroll
+						for (int k = 0; k < HD / WARP; k++) o[k] += w * x[u][k];
+					}
+				}
 			}
 #pragma unroll
 			for (int k = 0; k < HD / WARP; k++) dr[lane + k * WARP] = o[k] / ls;
