@@ -44,8 +44,15 @@ func TestWeightCacheFits(t *testing.T) {
 }
 
 func TestWeightCacheTypes(t *testing.T) {
+	loaded := map[string]bool{}
+	for _, k := range kernelTable() {
+		loaded[k.entry] = true
+	}
 	for _, dt := range weightTypes {
 		elem, kernel, ok := widened(dt)
+		if ok && !loaded[kernel] {
+			t.Errorf("%v: widened by %s, not a kernel of kernelTable", dt, kernel)
+		}
 		switch {
 		case dt == tensor.F32 || dt == tensor.F16:
 			if ok {
