@@ -41,21 +41,21 @@ type blas struct {
 }
 
 // gemmTune are the prefill path's choices that TestPrefillVariants compares; the zero
-// value is the default.
+// value is the default and the only one outside tests (setGemmTune): no Option sets them.
 type gemmTune struct {
 	oldDequant bool // dequant8_f16 (one group of 8 a thread) instead of dequant8u_f16
 	sideFirst  bool // the dequantization side stream at the compute stream's priority
 	noX16      bool // convert the activations for every GEMM (no reuse, no fused SwiGLU)
-	smTarget   int  // cublasSetSmCountTarget; 0: every SM
 }
 
 // setSMTarget makes cuBLAS size its GEMMs for n SMs (0: all of them), leaving the rest
-// to the side stream's dequantizations; it runs under do.
+// to the side stream's dequantizations; it runs under do. Only TestPrefillVariants
+// calls it (a measured variant, not an option); it lives here because a _test.go file
+// cannot use cgo.
 func (b *blas) setSMTarget(n int) error {
 	if st := C.cublas_set_sm_count_target(b.h, C.int(n)); st != 0 {
 		return fmt.Errorf("cublasSetSmCountTarget(%d): status %d", n, int(st))
 	}
-	b.tune.smTarget = n
 	return nil
 }
 
