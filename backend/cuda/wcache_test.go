@@ -4,8 +4,10 @@ package cuda
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/infergo/infer/backend"
@@ -70,9 +72,16 @@ func TestWeightCacheTypes(t *testing.T) {
 	}
 }
 
+// TestOpenWithNegativeCache checks that OpenWith refuses a negative weight cache before
+// it looks for a driver: without a GPU, an error for the missing driver would pass.
 func TestOpenWithNegativeCache(t *testing.T) {
-	if _, err := OpenWith(0, Options{WeightCacheBytes: -1}); err == nil {
+	d, err := OpenWith(0, Options{WeightCacheBytes: -1})
+	if err == nil {
+		d.Close()
 		t.Fatal("OpenWith a negative weight cache: no error")
+	}
+	if errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) || !strings.Contains(err.Error(), "weight cache of -1 bytes") {
+		t.Fatalf("OpenWith a negative weight cache: %v, want the cache refused", err)
 	}
 }
 
