@@ -108,15 +108,8 @@ func (d *Device) dequantAhead(w *Buffer) (C.CUdeviceptr, *aheadSlot, error) {
 			return 0, nil, err
 		}
 	}
-	steps := []struct {
-		op string
-		r  C.CUresult
-	}{
-		{"cuStreamWaitEvent", C.cu_stream_wait_event(a.stream, s.free, 0)},
-		{"cuStreamWaitEvent", C.cu_stream_wait_event(a.stream, a.written, 0)},
-	}
-	for _, st := range steps {
-		if err := check(st.op, st.r); err != nil {
+	for _, e := range [...]C.CUevent{s.free, a.written} {
+		if err := check("cuStreamWaitEvent", C.cu_stream_wait_event(a.stream, e, 0)); err != nil {
 			return 0, nil, err
 		}
 	}
