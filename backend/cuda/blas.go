@@ -106,17 +106,29 @@ func (b *blas) reserve(n int, stream C.CUstream) (C.CUdeviceptr, error) {
 		if err := check("cuStreamSynchronize", C.cu_stream_synchronize(stream)); err != nil {
 			return 0, err
 		}
-		if err := b.scratch.release(); err != nil {
-			return 0, err
-		}
-		b.scratch = allocation{}
 	}
-	n = (n + 1<<20 - 1) &^ (1<<20 - 1)
-	if err := check("cuMemAlloc_v2", C.cu_mem_alloc(&b.scratch.ptr, C.size_t(n))); err != nil {
+	if err := regrow(&b.scratch, n); err != nil {
 		return 0, err
 	}
-	b.scratch.size = n
 	return b.scratch.ptr, nil
+}
+
+// regrow replaces a's memory, released if it has some, by a plain allocation of at least
+// n bytes, rounded up to whole MiB; the caller first drains the work that may still use
+// the old memory. It runs under do.
+func regrow(a *allocation, n int) error {
+	if a.ptr != 0 {
+		if err := a.release(); err != nil {
+			return err
+		}
+		*a = allocation{}
+	}
+	n = (n + 1<<20 - 1) &^ (1<<20 - 1)
+	if err := check("cuMemAlloc_v2", C.cu_mem_alloc(&a.ptr, C.size_t(n))); err != nil {
+		return err
+	}
+	a.size = n
+	return nil
 }
 
 // gemm sets dst (n, out) F32 = x (n, in) · wᵀ, w (out, in), both of type typ (cudaR32F or
