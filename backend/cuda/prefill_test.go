@@ -46,6 +46,9 @@ func TestRoPERows(t *testing.T) {
 	for _, tt := range tests {
 		for _, n := range []int{17, 40} {
 			t.Run(fmt.Sprintf("%s/n=%d", tt.name, n), func(t *testing.T) {
+				if !d.ropeRows(n, ropeParams{dims: tt.r.Dims}) { // else rope_f32 would be what passes
+					t.Fatalf("%d rows, %d rotated dims: not on the row kernels", n, tt.r.Dims)
+				}
 				r := rand.New(rand.NewPCG(uint64(n), 3))
 				const qHeads, kHeads = 5, 2
 				pos := make([]int32, n)
