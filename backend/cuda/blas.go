@@ -41,21 +41,21 @@ type blas struct {
 }
 
 // gemmTune are the prefill path's choices that TestPrefillVariants compares; the zero
-// value is the default.
+// value is the default and the only one outside tests (setGemmTune): no Option sets them.
 type gemmTune struct {
 	oldDequant bool // dequant8_f16 (one group of 8 a thread) instead of dequant8u_f16
 	sideFirst  bool // the dequantization side stream at the compute stream's priority
 	noX16      bool // convert the activations for every GEMM (no reuse, no fused SwiGLU)
-	smTarget   int  // cublasSetSmCountTarget; 0: every SM
 }
 
 // setSMTarget makes cuBLAS size its GEMMs for n SMs (0: all of them), leaving the rest
-// to the side stream's dequantizations; it runs under do.
+// to the side stream's dequantizations; it runs under do. Only TestPrefillVariants
+// calls it (a measured variant, not an option); it lives here because a _test.go file
+// cannot use cgo.
 func (b *blas) setSMTarget(n int) error {
 	if st := C.cublas_set_sm_count_target(b.h, C.int(n)); st != 0 {
 		return fmt.Errorf("cublasSetSmCountTarget(%d): status %d", n, int(st))
 	}
-	b.tune.smTarget = n
 	return nil
 }
 
@@ -106,17 +106,29 @@ func (b *blas) reserve(n int, stream C.CUstream) (C.CUdeviceptr, error) {
 		if err := check("cuStreamSynchronize", C.cu_stream_synchronize(stream)); err != nil {
 			return 0, err
 		}
-		if err := b.scratch.release(); err != nil {
-			return 0, err
-		}
-		b.scratch = allocation{}
 	}
-	n = (n + 1<<20 - 1) &^ (1<<20 - 1)
-	if err := check("cuMemAlloc_v2", C.cu_mem_alloc(&b.scratch.ptr, C.size_t(n))); err != nil {
+	if err := regrow(&b.scratch, n); err != nil {
 		return 0, err
 	}
-	b.scratch.size = n
 	return b.scratch.ptr, nil
+}
+
+// regrow replaces a's memory, released if it has some, by a plain allocation of at least
+// n bytes, rounded up to whole MiB; the caller first drains the work that may still use
+// the old memory. It runs under do.
+func regrow(a *allocation, n int) error {
+	if a.ptr != 0 {
+		if err := a.release(); err != nil {
+			return err
+		}
+		*a = allocation{}
+	}
+	n = (n + 1<<20 - 1) &^ (1<<20 - 1)
+	if err := check("cuMemAlloc_v2", C.cu_mem_alloc(&a.ptr, C.size_t(n))); err != nil {
+		return err
+	}
+	a.size = n
+	return nil
 }
 
 // gemm sets dst (n, out) F32 = x (n, in) · wᵀ, w (out, in), both of type typ (cudaR32F or

@@ -35,10 +35,9 @@ type ahead struct {
 
 // aheadSlot is one F16 copy of a weight, with its events.
 type aheadSlot struct {
-	ptr   C.CUdeviceptr
-	size  int
-	ready C.CUevent // recorded on the side stream after the copy is written
-	free  C.CUevent // recorded on the compute stream after the GEMM that read it
+	mem   allocation // grown on demand (grow)
+	ready C.CUevent  // recorded on the side stream after the copy is written
+	free  C.CUevent  // recorded on the compute stream after the GEMM that read it
 }
 
 // Stream priorities, clamped by the driver to the context's range (lower runs first):
@@ -103,30 +102,23 @@ func (d *Device) dequantAhead(w *Buffer) (C.CUdeviceptr, *aheadSlot, error) {
 	}
 	s := &a.slots[a.next]
 	a.next ^= 1
-	if need := w.rows * w.cols * 2; s.size < need {
+	if need := w.rows * w.cols * 2; s.mem.size < need {
 		if err := a.grow(d, s, need); err != nil {
 			return 0, nil, err
 		}
 	}
-	steps := []struct {
-		op string
-		r  C.CUresult
-	}{
-		{"cuStreamWaitEvent", C.cu_stream_wait_event(a.stream, s.free, 0)},
-		{"cuStreamWaitEvent", C.cu_stream_wait_event(a.stream, a.written, 0)},
-	}
-	for _, st := range steps {
-		if err := check(st.op, st.r); err != nil {
+	for _, e := range [...]C.CUevent{s.free, a.written} {
+		if err := check("cuStreamWaitEvent", C.cu_stream_wait_event(a.stream, e, 0)); err != nil {
 			return 0, nil, err
 		}
 	}
-	if err := d.widen(a.stream, s.ptr, w); err != nil {
+	if err := d.widen(a.stream, s.mem.ptr, w); err != nil {
 		return 0, nil, err
 	}
 	if err := check("cuEventRecord", C.cu_event_record(s.ready, a.stream)); err != nil {
 		return 0, nil, err
 	}
-	return s.ptr, s, check("cuStreamWaitEvent", C.cu_stream_wait_event(d.stream, s.ready, 0))
+	return s.mem.ptr, s, check("cuStreamWaitEvent", C.cu_stream_wait_event(d.stream, s.ready, 0))
 }
 
 // grow replaces slot s's memory by at least need bytes, after both streams drain (the
@@ -137,18 +129,7 @@ func (a *ahead) grow(d *Device, s *aheadSlot, need int) error {
 			return err
 		}
 	}
-	if s.ptr != 0 {
-		if err := check("cuMemFree_v2", C.cu_mem_free(s.ptr)); err != nil {
-			return err
-		}
-		s.ptr, s.size = 0, 0
-	}
-	size := (need + 1<<20 - 1) &^ (1<<20 - 1)
-	if err := check("cuMemAlloc_v2", C.cu_mem_alloc(&s.ptr, C.size_t(size))); err != nil {
-		return err
-	}
-	s.size = size
-	return nil
+	return regrow(&s.mem, need)
 }
 
 // close drains the side stream and releases the slots, events and stream; it runs
@@ -163,8 +144,8 @@ func (a *ahead) close() error {
 	}
 	for i := range a.slots {
 		s := &a.slots[i]
-		if s.ptr != 0 {
-			errs = append(errs, check("cuMemFree_v2", C.cu_mem_free(s.ptr)))
+		if s.mem.ptr != 0 {
+			errs = append(errs, s.mem.release())
 		}
 		for _, e := range []C.CUevent{s.ready, s.free} {
 			if e != nil {

@@ -26,10 +26,6 @@ typedef struct {
 
 static CUresult (*pdl_launch_ex)(const pdl_config *, CUfunction, void **, void **);
 
-// pdl_refused is the error of the first launch cuLaunchKernelEx refused as invalid, or 0;
-// from then on every launch goes through cu_launch.
-static CUresult pdl_refused;
-
 // pdl_load resolves cuLaunchKernelEx when the driver is CUDA 12.3 or newer, the first whose
 // stream capture keeps a programmatic dependency as a graph edge; it returns 1 when
 // launches with PDL are possible. libcuda is already loaded (cu_load).
@@ -48,9 +44,7 @@ static int pdl_load(void) {
 }
 
 // pdl_launch is cu_launch through cuLaunchKernelEx with
-// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (6) set; a driver that refuses
-// that launch as invalid gets it (and every later one) through cu_launch instead: the
-// kernels' waits return at once without the attribute.
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (6) set.
 static CUresult pdl_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                            unsigned bz, unsigned shmem, CUstream s, void *args, size_t size) {
 	pdl_attr attr;
@@ -63,24 +57,17 @@ static CUresult pdl_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, 
 		(void *)2, &size, // CU_LAUNCH_PARAM_BUFFER_SIZE
 		(void *)0,        // CU_LAUNCH_PARAM_END
 	};
-	if (pdl_refused == 0) {
-		CUresult r = pdl_launch_ex(&c, f, NULL, extra);
-		if (r != 1) { // not CUDA_ERROR_INVALID_VALUE: launched, or a failure of the launch itself
-			return r;
-		}
-		pdl_refused = r;
-	}
-	return cu_launch(f, gx, gy, gz, bx, by, bz, shmem, s, args, size);
+	return pdl_launch_ex(&c, f, NULL, extra);
 }
-
-static int pdl_refusal(void) { return pdl_refused; }
 */
 import "C"
 
 import (
+	"log"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -124,21 +111,31 @@ var pdlDriver = sync.OnceValue(func() bool {
 	return C.pdl_load() != 0
 })
 
+// pdlRefused is set by the first PDL launch the driver refused as invalid: every later
+// launch goes without PDL (the kernels' waits return at once without the attribute).
+// It is per process because cuLaunch, which sees the refusal, is not told the device.
+var pdlRefused atomic.Bool
+
 // pdl reports whether entry is launched with PDL on d; it runs under do.
 func (d *Device) pdl(entry string) bool {
 	m := pdlMarker(entry)
-	return m != "" && d.has(m) && pdlDriver() && C.pdl_refusal() == 0
+	return m != "" && d.has(m) && pdlDriver() && !pdlRefused.Load()
 }
 
-// pdlRefusal is the error with which cuLaunchKernelEx refused a PDL launch, which turned
-// PDL off for the process, or 0.
-func pdlRefusal() int { return int(C.pdl_refusal()) }
-
 // cuLaunch launches f with the packed parameters at p (n bytes), with PDL when withPDL.
+// A PDL launch the driver refuses as invalid (CUDA_ERROR_INVALID_VALUE) goes through
+// cuLaunchKernel instead, as does every launch after it (pdlRefused), and one log line
+// says so.
 func cuLaunch(f C.CUfunction, grid, block dim3, smem int, stream C.CUstream, p unsafe.Pointer, n int, withPDL bool) C.CUresult {
 	if withPDL {
-		return C.pdl_launch(f, C.uint(grid.x), C.uint(grid.y), C.uint(grid.z), C.uint(block.x), C.uint(block.y),
+		r := C.pdl_launch(f, C.uint(grid.x), C.uint(grid.y), C.uint(grid.z), C.uint(block.x), C.uint(block.y),
 			C.uint(block.z), C.uint(smem), stream, p, C.size_t(n))
+		if Result(r) != ErrInvalidValue {
+			return r // launched, or a failure of the launch itself
+		}
+		if !pdlRefused.Swap(true) {
+			log.Printf("%v: the driver refuses programmatic dependent launch; kernels launch without it from now on", check("cuLaunchKernelEx", r))
+		}
 	}
 	return C.cu_launch(f, C.uint(grid.x), C.uint(grid.y), C.uint(grid.z), C.uint(block.x), C.uint(block.y),
 		C.uint(block.z), C.uint(smem), stream, p, C.size_t(n))

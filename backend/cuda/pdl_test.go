@@ -13,6 +13,34 @@ import (
 	"github.com/infergo/infer/tensor"
 )
 
+// TestPDLMarker checks that pdlMarker gives a kernel only the marker of the module that
+// defines it (kernelTable): a kernel of a module without the PDL waits, launched with
+// PDL, could read its input before the kernel ahead wrote it. And the decode kernels
+// meant to overlap (mat-vecs, the activations' quantization, the norms) get their marker.
+func TestPDLMarker(t *testing.T) {
+	module := map[string]string{}
+	for _, k := range pdlMarkers {
+		module[k.entry] = k.module
+	}
+	for _, k := range kernelTable() {
+		if m := pdlMarker(k.entry); m != "" && module[m] != k.module {
+			t.Errorf("kernel %s of module %s: marker %s of module %q", k.entry, k.module, m, module[m])
+		}
+	}
+	want := map[string]string{"quantize_q8": pdlMatVec, "rms_norm_f32": pdlNorm, "rms_norm_q8": pdlNorm}
+	for _, dt := range weightTypes {
+		want[fusedEntry(dt)] = pdlMatVec
+		for _, nc := range matVecWidths {
+			want[mvEntry(dt, nc)] = pdlMatVec
+		}
+	}
+	for entry, m := range want {
+		if got := pdlMarker(entry); got != m {
+			t.Errorf("pdlMarker(%s) = %q, want %q", entry, got, m)
+		}
+	}
+}
+
 // requirePDL skips t unless d launches its mat-vec and norm kernels with PDL: kernels with
 // the markers (sm_90 code), a GPU that runs it, a driver of CUDA 12.3 or newer.
 func requirePDL(t *testing.T, d *Device) {
@@ -84,8 +112,8 @@ func TestPDL(t *testing.T) {
 			with := run("pdl-on-" + wt.String())
 			var without [][]float32
 			withoutPDL(t, d, func() { without = run("pdl-off-" + wt.String()) })
-			if r := pdlRefusal(); r != 0 {
-				t.Fatalf("cuLaunchKernelEx refused the PDL launches (CUresult %d): both runs were without PDL", r)
+			if pdlRefused.Load() {
+				t.Fatal("cuLaunchKernelEx refused the PDL launches: both runs were without PDL")
 			}
 			for i, name := range []string{"x", "xb", "q", "k", "v", "o", "g", "u", "h", "att"} {
 				sameBits(t, name, with[i], without[i])
@@ -150,8 +178,8 @@ func TestPDLChain(t *testing.T) {
 			with := run(key + "-on")
 			var without []float32
 			withoutPDL(t, d, func() { without = run(key + "-off") })
-			if r := pdlRefusal(); r != 0 {
-				t.Fatalf("cuLaunchKernelEx refused the PDL launches (CUresult %d)", r)
+			if pdlRefused.Load() {
+				t.Fatal("cuLaunchKernelEx refused the PDL launches: both runs were without PDL")
 			}
 			sameBits(t, "x", with, without)
 		})

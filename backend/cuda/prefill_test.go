@@ -46,6 +46,9 @@ func TestRoPERows(t *testing.T) {
 	for _, tt := range tests {
 		for _, n := range []int{17, 40} {
 			t.Run(fmt.Sprintf("%s/n=%d", tt.name, n), func(t *testing.T) {
+				if !d.ropeRows(n, ropeParams{dims: tt.r.Dims}) { // else rope_f32 would be what passes
+					t.Fatalf("%d rows, %d rotated dims: not on the row kernels", n, tt.r.Dims)
+				}
 				r := rand.New(rand.NewPCG(uint64(n), 3))
 				const qHeads, kHeads = 5, 2
 				pos := make([]int32, n)
@@ -200,8 +203,9 @@ func TestHalfActivationReuse(t *testing.T) {
 
 // setGemmTune switches the prefill path's choices (TestPrefillVariants) after the queued
 // work drains: a side stream of the other priority is created on its next use; batches of
-// aheadRows rows or more dequantize on the side stream.
-func (d *Device) setGemmTune(tu gemmTune, aheadRows int) error {
+// aheadRows rows or more dequantize on the side stream; cuBLAS sizes its GEMMs for
+// smTarget SMs (0: every SM).
+func (d *Device) setGemmTune(tu gemmTune, aheadRows, smTarget int) error {
 	if err := d.Sync(); err != nil {
 		return err
 	}
@@ -212,7 +216,7 @@ func (d *Device) setGemmTune(tu gemmTune, aheadRows int) error {
 			}
 			d.ahead = nil
 		}
-		if err := d.blas.setSMTarget(tu.smTarget); err != nil && tu.smTarget != 0 {
+		if err := d.blas.setSMTarget(smTarget); err != nil && smTarget != 0 {
 			return err
 		}
 		d.blas.tune, d.aheadRows = tu, aheadRows
@@ -239,19 +243,20 @@ func TestPrefillVariants(t *testing.T) {
 		name      string
 		tune      gemmTune
 		aheadRows int
+		smTarget  int // cublasSetSmCountTarget; 0: every SM
 	}
 	const side, none = gemmMinRows, math.MaxInt // dequantize every batch on the side stream / never
 	vs := []variant{
-		{"default (512 rows < aheadMinRows: no side stream)", gemmTune{}, aheadMinRows},
-		{"side stream", gemmTune{}, side},
-		{"side stream, dequant8_f16 (one group a thread)", gemmTune{oldDequant: true}, side},
-		{"side stream at the compute stream's priority", gemmTune{sideFirst: true}, side},
-		{"no side stream, dequant8_f16", gemmTune{oldDequant: true}, none},
-		{"side stream, no F16 activation reuse", gemmTune{noX16: true}, side},
-		{"before: dequant8_f16, equal priority, no reuse", gemmTune{oldDequant: true, sideFirst: true, noX16: true}, side},
+		{"default (512 rows < aheadMinRows: no side stream)", gemmTune{}, aheadMinRows, 0},
+		{"side stream", gemmTune{}, side, 0},
+		{"side stream, dequant8_f16 (one group a thread)", gemmTune{oldDequant: true}, side, 0},
+		{"side stream at the compute stream's priority", gemmTune{sideFirst: true}, side, 0},
+		{"no side stream, dequant8_f16", gemmTune{oldDequant: true}, none, 0},
+		{"side stream, no F16 activation reuse", gemmTune{noX16: true}, side, 0},
+		{"before: dequant8_f16, equal priority, no reuse", gemmTune{oldDequant: true, sideFirst: true, noX16: true}, side, 0},
 	}
 	for _, k := range []int{8, 16, 32} {
-		vs = append(vs, variant{fmt.Sprintf("side stream, cuBLAS sized for %d SMs", info.SMs-k), gemmTune{smTarget: info.SMs - k}, side})
+		vs = append(vs, variant{fmt.Sprintf("side stream, cuBLAS sized for %d SMs", info.SMs-k), gemmTune{}, side, info.SMs - k})
 	}
 	const n = 512
 	var tb bytes.Buffer
@@ -260,7 +265,7 @@ func TestPrefillVariants(t *testing.T) {
 	for _, m := range []mix7B{uniform7B(tensor.Q4_0), uniform7B(tensor.Q8_0), q4KM7B} {
 		s := newStepMix7B(t, d, m, n, n)
 		for i, v := range vs {
-			if err := d.setGemmTune(v.tune, v.aheadRows); err != nil {
+			if err := d.setGemmTune(v.tune, v.aheadRows, v.smTarget); err != nil {
 				t.Logf("%s: %v", v.name, err)
 				times[i] = append(times[i], "-")
 				continue
@@ -268,7 +273,7 @@ func TestPrefillVariants(t *testing.T) {
 			el := eagerTime(t, d, func() { s.layers(len(segments7B)) })
 			times[i] = append(times[i], fmt.Sprintf("%.2f (%.0f)", el.Seconds()*1e3, n/el.Seconds()))
 		}
-		if err := d.setGemmTune(gemmTune{}, aheadMinRows); err != nil {
+		if err := d.setGemmTune(gemmTune{}, aheadMinRows, 0); err != nil {
 			t.Fatal(err)
 		}
 		s.free()

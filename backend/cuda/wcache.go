@@ -51,15 +51,16 @@ func newWeightCache(limit int64) *weightCache {
 	return &weightCache{limit: limit, copies: map[wkey]*allocation{}, skipped: map[wkey]struct{}{}}
 }
 
-// widened returns the type and element size of w's cached copy: F32 for BF16 weights
-// (as gemmBF16 multiplies them), F16 for quantized ones; ok is false for F16 and F32
+// widened returns the element size of the widened copy of a weight of dt and the kernel
+// that writes it (names.go's table: no string formatted a call): F32 for BF16 weights (as
+// gemmBF16 multiplies them), F16 for quantized ones; ok is false for F16 and F32
 // weights, which gemm uses as they are.
 func widened(dt tensor.DType) (elem int, kernel string, ok bool) {
 	switch {
 	case dt == tensor.BF16:
 		return 4, "copy_bf16_f32", true
 	case quantized(dt):
-		return 2, "dequant_f16_" + typeName(dt), true
+		return 2, kernelsOf(dt).dequant, true
 	}
 	return 0, "", false
 }

@@ -4,8 +4,10 @@ package cuda
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/infergo/infer/backend"
@@ -44,8 +46,15 @@ func TestWeightCacheFits(t *testing.T) {
 }
 
 func TestWeightCacheTypes(t *testing.T) {
+	loaded := map[string]bool{}
+	for _, k := range kernelTable() {
+		loaded[k.entry] = true
+	}
 	for _, dt := range weightTypes {
 		elem, kernel, ok := widened(dt)
+		if ok && !loaded[kernel] {
+			t.Errorf("%v: widened by %s, not a kernel of kernelTable", dt, kernel)
+		}
 		switch {
 		case dt == tensor.F32 || dt == tensor.F16:
 			if ok {
@@ -63,9 +72,16 @@ func TestWeightCacheTypes(t *testing.T) {
 	}
 }
 
+// TestOpenWithNegativeCache checks that OpenWith refuses a negative weight cache before
+// it looks for a driver: without a GPU, an error for the missing driver would pass.
 func TestOpenWithNegativeCache(t *testing.T) {
-	if _, err := OpenWith(0, Options{WeightCacheBytes: -1}); err == nil {
+	d, err := OpenWith(0, Options{WeightCacheBytes: -1})
+	if err == nil {
+		d.Close()
 		t.Fatal("OpenWith a negative weight cache: no error")
+	}
+	if errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) || !strings.Contains(err.Error(), "weight cache of -1 bytes") {
+		t.Fatalf("OpenWith a negative weight cache: %v, want the cache refused", err)
 	}
 }
 
