@@ -19,11 +19,11 @@ func BenchmarkDecodeAfterSideStream(b *testing.B) {
 	const q = tensor.Q4_0
 	side := func(tu gemmTune, body func(*Device)) func(*Device) {
 		return func(d *Device) {
-			if err := d.setGemmTune(tu, 0, gemmMinRows); err != nil {
+			if err := d.setGemmTune(tu, gemmMinRows, 0); err != nil {
 				b.Fatal(err)
 			}
 			body(d)
-			if err := d.setGemmTune(gemmTune{}, 0, aheadMinRows); err != nil {
+			if err := d.setGemmTune(gemmTune{}, aheadMinRows, 0); err != nil {
 				b.Fatal(err)
 			}
 		}
