@@ -43,9 +43,8 @@ type blas struct {
 // gemmTune are the prefill path's choices that TestPrefillVariants compares; the zero
 // value is the default and the only one outside tests (setGemmTune): no Option sets them.
 type gemmTune struct {
-	oldDequant bool // dequant8_f16 (one group of 8 a thread) instead of dequant8u_f16
-	sideFirst  bool // the dequantization side stream at the compute stream's priority
-	noX16      bool // convert the activations for every GEMM (no reuse, no fused SwiGLU)
+	sideFirst bool // the dequantization side stream at the compute stream's priority
+	noX16     bool // convert the activations for every GEMM (no reuse, no fused SwiGLU)
 }
 
 // setSMTarget makes cuBLAS size its GEMMs for n SMs (0: all of them), leaving the rest

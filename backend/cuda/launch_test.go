@@ -75,7 +75,6 @@ func TestKernelNames(t *testing.T) {
 			check(mvEntry(dt, nc), fmt.Sprintf("mv_%s_%d", tn, nc))
 		}
 		check(dequant8Kernel(dt), "dequant8_f16_"+tn)
-		check(dequant8uKernel(dt), "dequant8u_f16_"+tn)
 		if quantized(dt) {
 			for _, bn := range mmqTiles(dt) {
 				check(mmqName(dt, bn), fmt.Sprintf("mmq_%s_%d", tn, bn))

@@ -15,14 +15,12 @@ import (
 const gemmMinRows = 16
 
 // aheadMinRows is the smallest batch whose quantized weights are dequantized on the side
-// stream (dequant_ahead.go); a smaller one dequantizes on the compute stream. Once the
-// side stream has run beside the compute stream, every later decode step of the context
-// runs ~7% slower on an H200 (7B Q4_0: 1966 -> 2119 us of GPU time a token, for the rest
-// of the process), while the overlap saves 2.7% of a pp512. Neither the side stream's
-// existence, nor its memory, nor a fresh compute stream explain it; the same slots
-// filled on the compute stream do not slow the decode. Passes this large are
-// perplexity's (-b 2048), after which nothing decodes.
-const aheadMinRows = 1024
+// stream (dequant_ahead.go): every batch that takes cuBLAS. (It was 1024 while a side
+// stream that had run beside the compute stream left every later decode step ~7% slower;
+// on the tree of 2026-12-01 12:00 UTC that no longer happens on an H200:
+// BenchmarkDecodeAfterSideStream and tg128 after pp512 in one `infer bench` measure the
+// same decode with and without it, and the overlap gains 7.5% on pp512.)
+const aheadMinRows = gemmMinRows
 
 // mvWarps is MV_WARPS of matvec.cu: the warps of a block share its rows' chunks.
 const mvWarps = 4

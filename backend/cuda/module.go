@@ -109,7 +109,7 @@ func kernelTable() []kernel {
 	for _, dt := range weightTypes {
 		t := typeName(dt)
 		ks = append(ks, kernel{"embed", "embed_" + t, false}, kernel{"embed", "dequant_f16_" + t, false},
-			kernel{"embed", "dequant8_f16_" + t, true}, kernel{"embed", "dequant8u_f16_" + t, true})
+			kernel{"embed", "dequant8_f16_" + t, true})
 		for _, nc := range matVecWidths {
 			ks = append(ks, kernel{"matvec", mvEntry(dt, nc), false})
 		}

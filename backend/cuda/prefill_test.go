@@ -247,13 +247,11 @@ func TestPrefillVariants(t *testing.T) {
 	}
 	const side, none = gemmMinRows, math.MaxInt // dequantize every batch on the side stream / never
 	vs := []variant{
-		{"default (512 rows < aheadMinRows: no side stream)", gemmTune{}, aheadMinRows, 0},
-		{"side stream", gemmTune{}, side, 0},
-		{"side stream, dequant8_f16 (one group a thread)", gemmTune{oldDequant: true}, side, 0},
+		{"default (side stream)", gemmTune{}, aheadMinRows, 0},
 		{"side stream at the compute stream's priority", gemmTune{sideFirst: true}, side, 0},
-		{"no side stream, dequant8_f16", gemmTune{oldDequant: true}, none, 0},
+		{"no side stream", gemmTune{}, none, 0},
 		{"side stream, no F16 activation reuse", gemmTune{noX16: true}, side, 0},
-		{"before: dequant8_f16, equal priority, no reuse", gemmTune{oldDequant: true, sideFirst: true, noX16: true}, side, 0},
+		{"equal priority, no reuse", gemmTune{sideFirst: true, noX16: true}, side, 0},
 	}
 	for _, k := range []int{8, 16, 32} {
 		vs = append(vs, variant{fmt.Sprintf("side stream, cuBLAS sized for %d SMs", info.SMs-k), gemmTune{}, side, info.SMs - k})

@@ -114,11 +114,6 @@ func (d *Device) widen(stream C.CUstream, dst C.CUdeviceptr, w *Buffer) error {
 		a := new(args).ptr(uint64(dst)).ptr(w.ptr).u64(uint64(out * in))
 		return d.launchOn(stream, kernel, dim3{min(ceilDiv(out*in, threads), maxGrid), 1, 1}, dim3{threads, 1, 1}, a)
 	}
-	if wide := dequant8uKernel(w.dt); in%8 == 0 && d.has(wide) && (d.blas == nil || !d.blas.tune.oldDequant) {
-		groups := out * in / 8
-		a := new(args).ptr(uint64(dst)).ptr(w.ptr).i32(in).u64(uint64(groups))
-		return d.launchOn(stream, wide, dim3{ceilDiv(groups, threads*dequantUnroll), 1, 1}, dim3{threads, 1, 1}, a)
-	}
 	a := new(args).ptr(uint64(dst)).ptr(w.ptr).i32(in)
 	if wide := dequant8Kernel(w.dt); in%8 == 0 && d.has(wide) {
 		return d.launchOn(stream, wide, dim3{out, ceilDiv(in/8, threads), 1}, dim3{threads, 1, 1}, a)
@@ -129,13 +124,6 @@ func (d *Device) widen(stream C.CUstream, dst C.CUdeviceptr, w *Buffer) error {
 // dequant8Kernel names the dequantization of a quantized type to F16 eight columns per
 // thread (rows of whole blocks of 8); it may not be loaded.
 func dequant8Kernel(dt tensor.DType) string { return kernelsOf(dt).dequant8 }
-
-// dequant8uKernel names dequant8Kernel's variant that takes dequantUnroll groups of 8
-// a thread over the whole matrix (DEQ_UNROLL of embed.cu); it may not be loaded.
-func dequant8uKernel(dt tensor.DType) string { return kernelsOf(dt).deq8u }
-
-// dequantUnroll is DEQ_UNROLL of embed.cu.
-const dequantUnroll = 4
 
 // prune releases the copies of weights whose allocation was freed, after the queued
 // work that may read them, and forgets which weights did not fit, since memory was

@@ -170,40 +170,6 @@ static __device__ void dequant8_f16(__half *dst, const u8 *src, int cols) {
 	*(uint4 *)(dst + (size_t)r * cols + e) = *(const uint4 *)h;
 }
 
-// DEQ_UNROLL is the groups of 8 elements one thread of dequant8u_f16 takes.
-#ifndef DEQ_UNROLL
-#define DEQ_UNROLL 4
-#endif
-
-// dequant8u_f16 is dequant8_f16 over the matrix as one run of groups of 8 elements
-// (groups = rows·cols/8): thread t of block b takes groups b·blockDim·DEQ_UNROLL + t +
-// u·blockDim, u < DEQ_UNROLL, reading all of them before it stores any, so that each
-// thread has DEQ_UNROLL block loads in flight (dequant8_f16 has one: too few to cover
-// the memory latency at the H200's bandwidth). Consecutive threads still store
-// consecutive 16-byte runs. The same values as dequant8_f16. grid
-// ceil(groups / (blockDim·DEQ_UNROLL)).
-template <class T>
-static __device__ void dequant8u_f16(__half *__restrict__ dst, const u8 *__restrict__ src, int cols, i64 groups) {
-	const int perRow = cols / 8;
-	const size_t rowBytes = (size_t)(cols / T::QK) * T::BYTES;
-	const i64 g0 = (i64)blockIdx.x * blockDim.x * DEQ_UNROLL + threadIdx.x;
-	float f[DEQ_UNROLL][8];
-#pragma unroll
-	for (int u = 0; u < DEQ_UNROLL; u++) {
-		const i64 g = g0 + (i64)u * blockDim.x;
-		if (g < groups) Elem8<T>::get(src + (size_t)(g / perRow) * rowBytes, 8 * (int)(g % perRow), f[u]);
-	}
-#pragma unroll
-	for (int u = 0; u < DEQ_UNROLL; u++) {
-		const i64 g = g0 + (i64)u * blockDim.x;
-		if (g >= groups) break;
-		__align__(16) __half h[8];
-#pragma unroll
-		for (int j = 0; j < 8; j++) h[j] = __float2half_rn(f[u][j]);
-		*(uint4 *)(dst + 8 * g) = *(const uint4 *)h;
-	}
-}
-
 // ---- entry points ----
 
 #define EMBED(name, T) \
@@ -215,8 +181,5 @@ static __device__ void dequant8u_f16(__half *__restrict__ dst, const u8 *__restr
 	} \
 	extern "C" __global__ void dequant8_f16_##name(__half *dst, const u8 *src, int cols) { \
 		dequant8_f16<T>(dst, src, cols); \
-	} \
-	extern "C" __global__ void dequant8u_f16_##name(__half *dst, const u8 *src, int cols, i64 groups) { \
-		dequant8u_f16<T>(dst, src, cols, groups); \
 	}
 FOR_EACH_WEIGHT(EMBED)
