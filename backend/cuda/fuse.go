@@ -14,6 +14,8 @@ import (
 // it (heldMV) and launches it with what follows when that fits:
 //   - further MatMuls of the same activation row join the same launch (q, k, v; gate,
 //     up): mv_fused_<type> takes up to three matrices;
+//   - an Add of one row (a bias) into a held output becomes that matrix's epilogue
+//     (qwen2's q, k and v biases: mv_fusedb_<type>), and the launch stays held;
 //   - an Add of its output into another buffer (the residual) becomes the mat-vec's
 //     epilogue, as long as the held launch has one matrix.
 //
@@ -28,13 +30,20 @@ const maxFused = 3
 type heldMV struct {
 	wdt  tensor.DType
 	x    *Buffer
-	dsts []*Buffer // dst i = x · w[i]ᵀ
+	dsts []*Buffer // dst i = x · w[i]ᵀ (+ bias[i])
 	ws   []*Buffer
-	add  *Buffer // residual target: add += dsts[0], or nil
+	bias [maxFused]*Buffer // one row added to dsts[i] (its bias epilogue), or nil
+	add  *Buffer           // residual target: add += dsts[0], or nil (never with a bias)
 }
+
+// biased reports whether a bias joined h (it then launches as mv_fusedb_<type>).
+func (h *heldMV) biased() bool { return h.bias != [maxFused]*Buffer{} }
 
 // fusedEntry is the fused mat-vec kernel of weight type dt.
 func fusedEntry(dt tensor.DType) string { return kernelsOf(dt).fused }
+
+// fusedBiasEntry is the fused mat-vec kernel of weight type dt with a bias per matrix.
+func fusedBiasEntry(dt tensor.DType) string { return kernelsOf(dt).fusedBias }
 
 // overlaps reports whether two buffers share any byte.
 func overlaps(a, b *Buffer) bool {
@@ -46,11 +55,37 @@ func (h *heldMV) joins(dst, w, x *Buffer) bool {
 	if h.add != nil || len(h.ws) == maxFused || w.dt != h.wdt || x.ptr != h.x.ptr || x.cols != h.x.cols || x.rows != 1 {
 		return false
 	}
-	for _, o := range h.dsts {
-		if overlaps(o, dst) {
+	for i, o := range h.dsts {
+		if overlaps(o, dst) || h.bias[i] != nil && overlaps(h.bias[i], dst) {
 			return false
 		}
 	}
+	return true
+}
+
+// biasHeld makes dst += bias the epilogue of the held mat-vec that writes dst, when dst is
+// one of its outputs (one row) and bias one row of dst's width that none of them writes;
+// it reports whether it did, and runs under do. The launch stays held: the k and v
+// biases and the RoPEs that follow may still join or chain.
+func (d *Device) biasHeld(dst, bias *Buffer) bool {
+	h := d.held
+	if h == nil || h.add != nil || dst.rows != 1 || bias.rows != 1 || bias.cols != dst.cols || overlaps(bias, h.x) ||
+		!d.has(fusedBiasEntry(h.wdt)) {
+		return false
+	}
+	at := -1
+	for i, o := range h.dsts {
+		if overlaps(o, bias) {
+			return false
+		}
+		if o.ptr == dst.ptr && o.rows == dst.rows && o.cols == dst.cols {
+			at = i
+		}
+	}
+	if at < 0 || h.bias[at] != nil {
+		return false
+	}
+	h.bias[at] = bias
 	return true
 }
 
@@ -79,7 +114,7 @@ func (d *Device) holdMatVec(o, w, x *Buffer) {
 // reports whether it did, and runs under do.
 func (d *Device) addHeld(dst, x *Buffer) bool {
 	h := d.held
-	if h == nil || h.add != nil || len(h.dsts) != 1 {
+	if h == nil || h.add != nil || len(h.dsts) != 1 || h.biased() {
 		return false
 	}
 	out := h.dsts[0]
@@ -106,8 +141,8 @@ func (d *Device) flush() error {
 	return d.launchHeld(h)
 }
 
-// launchHeld launches h's mat-vecs, and its residual add, as one mv_fused kernel; it
-// runs under do.
+// launchHeld launches h's mat-vecs, and their biases or residual add, as one mv_fused
+// (mv_fusedb with biases) kernel; it runs under do.
 func (d *Device) launchHeld(h *heldMV) error {
 	r := mvRows(h.wdt, 1)
 	var ends [maxFused]int
@@ -126,11 +161,24 @@ func (d *Device) launchHeld(h *heldMV) error {
 	if h.add != nil {
 		add = h.add.ptr
 	}
+	entry := fusedEntry(h.wdt)
 	a := new(args)
 	for _, p := range ptrs {
 		a.ptr(p)
 	}
-	a.ptr(add).i32(rows[0]).i32(rows[1]).i32(rows[2]).i32(ends[0]).i32(ends[1]).i32(h.x.cols)
+	if h.biased() {
+		entry = fusedBiasEntry(h.wdt)
+		for _, b := range h.bias {
+			var p uint64
+			if b != nil {
+				p = b.ptr
+			}
+			a.ptr(p)
+		}
+	} else {
+		a.ptr(add)
+	}
+	a.i32(rows[0]).i32(rows[1]).i32(rows[2]).i32(ends[0]).i32(ends[1]).i32(h.x.cols)
 	if quantized(h.wdt) {
 		xq, xd, err := d.quantizeQ8(h.x)
 		if err != nil {
@@ -140,7 +188,7 @@ func (d *Device) launchHeld(h *heldMV) error {
 	} else {
 		a.ptr(h.x.ptr)
 	}
-	if err := d.launch(fusedEntry(h.wdt), dim3{total, 1, 1}, dim3{mvWarps * 32, 1, 1}, a); err != nil {
+	if err := d.launch(entry, dim3{total, 1, 1}, dim3{mvWarps * 32, 1, 1}, a); err != nil {
 		return err
 	}
 	for _, o := range h.dsts {

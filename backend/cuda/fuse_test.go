@@ -21,6 +21,7 @@ type miniBlock struct {
 	norm, wq, wk, wv, wo, wg, wu backend.Buffer
 	wd                           backend.Buffer
 	qNorm, kNorm                 backend.Buffer // per-head norm weights (qwen3), or nil
+	bq, bk, bv                   backend.Buffer // q, k and v biases (qwen2), or nil
 }
 
 // randomRaw is a rows x cols tensor of dt drawn from r: normal values for F32, random bytes
@@ -80,6 +81,11 @@ func (m *miniBlock) step() {
 	d.MatMul(m.q, m.wq, m.xb)
 	d.MatMul(m.k, m.wk, m.xb)
 	d.MatMul(m.v, m.wv, m.xb)
+	if m.bq != nil {
+		d.Add(m.q, m.bq)
+		d.Add(m.k, m.bk)
+		d.Add(m.v, m.bv)
+	}
 	if m.qNorm != nil {
 		d.RMSNorm(m.q, m.q, m.qNorm, 1e-6)
 		d.RMSNorm(m.k, m.k, m.kNorm, 1e-6)
@@ -98,6 +104,64 @@ func (m *miniBlock) step() {
 	d.SwiGLU(m.h, m.g, m.u)
 	d.MatMul(m.o, m.wd, m.h)
 	d.Add(m.x, m.o)
+}
+
+// addBiases gives the block random q, k and v biases (qwen2).
+func (m *miniBlock) addBiases(t testing.TB) {
+	r := rand.New(rand.NewPCG(11, 12))
+	bias := func(like backend.Buffer) backend.Buffer {
+		b, err := m.d.Alloc(tensor.F32, 1, like.Cols())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.d.Upload(b, randomRaw(r, tensor.F32, 1, like.Cols())); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	m.bq, m.bk, m.bv = bias(m.q), bias(m.k), bias(m.v)
+}
+
+// TestBiasHeld checks that the biases after the q, k and v mat-vecs join the held fused
+// launch (TestFusion checks the bits either way), and that neither a row a held mat-vec
+// writes nor its own input does.
+func TestBiasHeld(t *testing.T) {
+	d := openTest(t)
+	m := newMiniBlock(t, d, tensor.Q4_0)
+	m.addBiases(t)
+	held := func() (h *heldMV) {
+		if err := d.lock(holdCall, func() error { h = d.held; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	d.MatMul(m.q, m.wq, m.xb)
+	d.MatMul(m.k, m.wk, m.xb)
+	d.MatMul(m.v, m.wv, m.xb)
+	d.Add(m.q, m.bq)
+	d.Add(m.k, m.bk)
+	d.Add(m.v, m.bv)
+	h := held()
+	if h == nil || len(h.dsts) != 3 {
+		t.Fatalf("held %+v, want the three mat-vecs", h)
+	}
+	for i, b := range []backend.Buffer{m.bq, m.bk, m.bv} {
+		if h.bias[i] != b.(*Buffer) {
+			t.Errorf("matrix %d: bias %v, want %v", i, h.bias[i], b)
+		}
+	}
+	d.Add(m.k, m.v) // v is written by the held launch: a plain Add after it
+	if held() != nil {
+		t.Error("an Add of a held output into another held output did not launch the held work")
+	}
+	d.MatMul(m.q, m.wq, m.xb)
+	d.Add(m.q, m.xb) // the held mat-vec's own input
+	if held() != nil {
+		t.Error("the held mat-vec's input joined it as a bias")
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // on runs fn with the block's kernels issued through k (a capture's).
@@ -122,17 +186,23 @@ func (m *miniBlock) state(t testing.TB) [][]float32 {
 
 // TestFusion runs a block step with the fusions and without and expects the same bits:
 // the fused kernels keep the unfused ones' arithmetic and order.
-// With qk, the block normalises each head of q and k before RoPE, as qwen3 does.
+// With qk, the block normalises each head of q and k before RoPE, as qwen3 does; with
+// bias, it adds biases to q, k and v, as qwen2 does.
 func TestFusion(t *testing.T) {
 	d := openTest(t)
 	for _, c := range []struct {
-		wt tensor.DType
-		qk bool
-	}{{tensor.Q4_0, false}, {tensor.Q8_0, false}, {tensor.Q4_K, false}, {tensor.Q6_K, false}, {tensor.F16, false}, {tensor.Q4_0, true}, {tensor.Q4_K, true}} {
+		wt       tensor.DType
+		qk, bias bool
+	}{{tensor.Q4_0, false, false}, {tensor.Q8_0, false, false}, {tensor.Q4_K, false, false}, {tensor.Q6_K, false, false},
+		{tensor.F16, false, false}, {tensor.Q4_0, true, false}, {tensor.Q4_K, true, false},
+		{tensor.Q4_0, false, true}, {tensor.Q4_K, false, true}, {tensor.F16, false, true}} {
 		wt := c.wt
 		name := wt.String()
 		if c.qk {
 			name += "-qknorm"
+		}
+		if c.bias {
+			name += "-bias"
 		}
 		t.Run(name, func(t *testing.T) {
 			var got [2][][]float32
@@ -141,6 +211,9 @@ func TestFusion(t *testing.T) {
 				m := newMiniBlock(t, d, wt)
 				if c.qk {
 					m.qNorm, m.kNorm = headWeight(t, d, 1), headWeight(t, d, 2)
+				}
+				if c.bias {
+					m.addBiases(t)
 				}
 				m.step()
 				m.step()

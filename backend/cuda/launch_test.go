@@ -71,6 +71,7 @@ func TestKernelNames(t *testing.T) {
 		tn := typeName(dt)
 		check(kernelsOf(dt).embed, "embed_"+tn)
 		check(fusedEntry(dt), "mv_fused_"+tn)
+		check(fusedBiasEntry(dt), "mv_fusedb_"+tn)
 		for _, nc := range matVecWidths {
 			check(mvEntry(dt, nc), fmt.Sprintf("mv_%s_%d", tn, nc))
 		}

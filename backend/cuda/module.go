@@ -113,7 +113,7 @@ func kernelTable() []kernel {
 		for _, nc := range matVecWidths {
 			ks = append(ks, kernel{"matvec", mvEntry(dt, nc), false})
 		}
-		ks = append(ks, kernel{"matvec", fusedEntry(dt), true})
+		ks = append(ks, kernel{"matvec", fusedEntry(dt), true}, kernel{"matvec", fusedBiasEntry(dt), true})
 		if quantized(dt) {
 			for _, bn := range mmqTiles(dt) {
 				ks = append(ks, kernel{mmqModule, mmqName(dt, bn), true})

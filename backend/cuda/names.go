@@ -36,15 +36,17 @@ func mmqName(dt tensor.DType, bn int) string {
 }
 
 // typeKernels are the names of the kernels specialised for one weight type: embed_<type>,
-// mv_<type>_<nc> by the index of nc in matVecWidths, mv_fused_<type>, mmq_<type>_<bn>
+// mv_<type>_<nc> by the index of nc in matVecWidths, mv_fused_<type>, mv_fusedb_<type>,
+// mmq_<type>_<bn>
 // by the index of bn in mmqTiles, dequant_f16_<type> and dequant8_f16_<type>.
 type typeKernels struct {
-	embed    string
-	mv       []string
-	fused    string
-	mmq      []string
-	dequant  string
-	dequant8 string
+	embed     string
+	mv        []string
+	fused     string
+	fusedBias string
+	mmq       []string
+	dequant   string
+	dequant8  string
 }
 
 // mmqTileSizes are the token tiles (bn) an MMQ kernel name is formatted for (mmqTiles
@@ -64,7 +66,7 @@ var typeKernelNames = func() map[tensor.DType]typeKernels {
 // newTypeKernels formats the kernel names of weight type dt.
 func newTypeKernels(dt tensor.DType) typeKernels {
 	t := typeName(dt)
-	k := typeKernels{embed: "embed_" + t, fused: "mv_fused_" + t, dequant: "dequant_f16_" + t,
+	k := typeKernels{embed: "embed_" + t, fused: "mv_fused_" + t, fusedBias: "mv_fusedb_" + t, dequant: "dequant_f16_" + t,
 		dequant8: "dequant8_f16_" + t}
 	for _, nc := range matVecWidths {
 		k.mv = append(k.mv, fmt.Sprintf("mv_%s_%d", t, nc))

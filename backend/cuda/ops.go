@@ -174,6 +174,9 @@ func (d *Device) Add(dst, x backend.Buffer) {
 	}
 	n := o.rows * o.cols
 	d.enqueueAs("add_f32", kernelCall|holdCall, func() error {
+		if d.biasHeld(o, v) { // a bias of a held mat-vec's output: its epilogue, still held
+			return nil
+		}
 		if d.addHeld(o, v) { // the residual add of a held mat-vec: its epilogue
 			return d.flush()
 		}

@@ -39,8 +39,10 @@ static constexpr int kStreamUnroll = MV_STREAM_UNROLL;
 
 // block_reduce adds the MV_WARPS warps' acc[R·NC] and writes the sums to dst (n, rows):
 // dst[c·rows + row0 + r] for r < nr, c < nc; add, unless null, gets the sums added too
-// (the residual epilogue: add += dst).
-template <int R, int NC>
+// (the residual epilogue: add += dst). With BIAS, add is instead a bias (or null), one
+// float a row (qwen2's q, k and v biases), added to each sum before it is written: the same float
+// addition as the Add kernel it replaces. The kernels without BIAS are those of before.
+template <int R, int NC, bool BIAS = false>
 static __device__ __forceinline__ void block_reduce(float (&acc)[R][NC], float *dst, float *add, int rows, int row0,
                                                     int nr, int nc) {
 	__shared__ float red[MV_WARPS][R * NC];
@@ -58,8 +60,13 @@ static __device__ __forceinline__ void block_reduce(float (&acc)[R][NC], float *
 		float s = 0.0f;
 #pragma unroll
 		for (int w = 0; w < MV_WARPS; w++) s += red[w][t];
-		dst[(size_t)c * rows + row0 + r] = s;
-		if (add) add[(size_t)c * rows + row0 + r] += s;
+		if constexpr (BIAS) {
+			if (add) s += add[row0 + r];
+			dst[(size_t)c * rows + row0 + r] = s;
+		} else {
+			dst[(size_t)c * rows + row0 + r] = s;
+			if (add) add[(size_t)c * rows + row0 + r] += s;
+		}
 	}
 }
 
@@ -84,8 +91,9 @@ extern "C" __global__ void quantize_q8(signed char *xq, float *xd, const float *
 // weights and the matching 8 int8 activations (two 4-byte loads) and forms their dot
 // product with dp4a (T::vdot): a warp reads each chunk's weight bytes contiguously.
 // Activations loaded once serve the block's R rows. blk is the block's index among the
-// ceil(rows/R) blocks of this matrix; add is the residual epilogue's target, or null.
-template <class T, int NC, int R>
+// ceil(rows/R) blocks of this matrix; add is the residual epilogue's target, or null
+// (with BIAS, the bias: block_reduce).
+template <class T, int NC, int R, bool BIAS = false>
 static __device__ void mv_q8(float *__restrict__ dst, float *add, const u8 *__restrict__ w,
                              const signed char *__restrict__ xq, const float *__restrict__ xd, int rows, int cols,
                              int n, int blk) {
@@ -129,7 +137,7 @@ static __device__ void mv_q8(float *__restrict__ dst, float *add, const u8 *__re
 			}
 		}
 	}
-	block_reduce<R, NC>(acc, dst, add, rows, row0, nr, nc);
+	block_reduce<R, NC, BIAS>(acc, dst, add, rows, row0, nr, nc);
 }
 
 // ---- the streaming path: every block format ----
@@ -558,7 +566,7 @@ STREAM_OF(Q6_KW, Q6_KS)
 
 // mv_stream is mv_q8 for a streaming format S (arguments as mv_q8's): warp w takes the
 // steps w, w+MV_WARPS, ... of the block's R rows.
-template <class S, int NC, int R>
+template <class S, int NC, int R, bool BIAS = false>
 static __device__ void mv_stream(float *__restrict__ dst, float *add, const u8 *__restrict__ w,
                                  const signed char *__restrict__ xq, const float *__restrict__ xd, int rows, int cols,
                                  int n, int blk) {
@@ -602,22 +610,22 @@ static __device__ void mv_stream(float *__restrict__ dst, float *add, const u8 *
 				for (int c = 0; c < NC; c++) acc[r][c] += S::dot(wv[r], xa[c], xb[c], dxa[c], dxb[c]);
 		}
 	}
-	block_reduce<R, NC>(acc, dst, add, rows, row0, nr, nc);
+	block_reduce<R, NC, BIAS>(acc, dst, add, rows, row0, nr, nc);
 }
 
 // mv_any is mv_stream for the formats and weights that can take it, else mv_q8.
-template <class T, int NC, int R>
+template <class T, int NC, int R, bool BIAS = false>
 static __device__ __forceinline__ void mv_any(float *__restrict__ dst, float *add, const u8 *__restrict__ w,
                                               const signed char *__restrict__ xq, const float *__restrict__ xd,
                                               int rows, int cols, int n, int blk) {
 	typedef typename StreamOf<T>::type S;
 	if constexpr (StreamOf<T>::value) {
 		if (S::ok(w)) {
-			mv_stream<S, NC, R>(dst, add, w, xq, xd, rows, cols, n, blk);
+			mv_stream<S, NC, R, BIAS>(dst, add, w, xq, xd, rows, cols, n, blk);
 			return;
 		}
 	}
-	mv_q8<T, NC, R>(dst, add, w, xq, xd, rows, cols, n, blk);
+	mv_q8<T, NC, R, BIAS>(dst, add, w, xq, xd, rows, cols, n, blk);
 }
 
 // load8 reads 8 consecutive weights at element e (a multiple of 8) with 16-byte loads.
@@ -640,7 +648,7 @@ static __device__ __forceinline__ float load1(const u8 *p, int e) { return BF16W
 // mv_float handles F32, F16 and BF16 weights of any width, one row per block: lane l of
 // warp w takes elements 8l..8l+7 of chunks w, w+MV_WARPS, ... when VEC and cols % 8 == 0,
 // else single elements (still coalesced). blk is the block's row; add as in mv_q8.
-template <typename W, int NC, bool VEC>
+template <typename W, int NC, bool VEC, bool BIAS = false>
 static __device__ void mv_float(float *__restrict__ dst, float *add, const W *__restrict__ w,
                                 const float *__restrict__ x, int rows, int cols, int n, int blk) {
 	const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
@@ -667,7 +675,7 @@ static __device__ void mv_float(float *__restrict__ dst, float *add, const W *__
 					acc[0][c] += b.x * v.x + b.y * v.y + b.z * v.z + b.w * v.w;
 				}
 			}
-			block_reduce<1, NC>(acc, dst, add, rows, row0, 1, nc);
+			block_reduce<1, NC, BIAS>(acc, dst, add, rows, row0, 1, nc);
 			return;
 		}
 	}
@@ -679,41 +687,57 @@ static __device__ void mv_float(float *__restrict__ dst, float *add, const W *__
 			acc[0][c] += a * x[(size_t)c * cols + e];
 		}
 	}
-	block_reduce<1, NC>(acc, dst, add, rows, row0, 1, nc);
+	block_reduce<1, NC, BIAS>(acc, dst, add, rows, row0, 1, nc);
 }
 
-// ---- fused batch-1 mat-vecs: mv_fused_<type> ----
+// ---- fused batch-1 mat-vecs: mv_fused_<type>, mv_fusedb_<type> ----
 //
 // One launch computes up to three mat-vecs of one activation row (q, k and v; gate and
 // up): blocks [0, end0) take matrix 0, [end0, end1) matrix 1, the rest matrix 2, each
 // block as in the single kernels. add, unless null, gets matrix 0's result added (the
-// residual epilogue; the Go side uses it with one matrix only).
+// residual epilogue; the Go side uses it with one matrix only). mv_fusedb_<type> takes
+// instead of add a bias for each matrix (MV_FUSEDB_ARGS: b0, b1, b2, one float a row, as
+// qwen2's q, k and v have), added to its outputs.
 #define MV_FUSED_ARGS \
 	const u8 *w0, const u8 *w1, const u8 *w2, float *d0, float *d1, float *d2, float *add, int rows0, int rows1, \
 		int rows2, int end0, int end1, int cols
 
-// MvSeg is one block's matrix: weights, output, rows, and the block's index within it.
+#define MV_FUSEDB_ARGS \
+	const u8 *w0, const u8 *w1, const u8 *w2, float *d0, float *d1, float *d2, const float *b0, const float *b1, \
+		const float *b2, int rows0, int rows1, int rows2, int end0, int end1, int cols
+
+// MvSeg is one block's matrix: weights, output, bias (mv_fusedb; else null), rows, and the
+// block's index within it.
 struct MvSeg {
 	const u8 *w;
 	float *dst;
+	const float *bias;
 	int rows, blk;
 };
 
 static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const u8 *w2, float *d0, float *d1,
-                                               float *d2, int rows0, int rows1, int rows2, int end0, int end1) {
+                                               float *d2, const float *b0, const float *b1, const float *b2,
+                                               int rows0, int rows1, int rows2, int end0, int end1) {
 	const int b = blockIdx.x;
-	if (b < end0) return MvSeg{w0, d0, rows0, b};
-	if (b < end1) return MvSeg{w1, d1, rows1, b - end0};
-	return MvSeg{w2, d2, rows2, b - end1};
+	if (b < end0) return MvSeg{w0, d0, b0, rows0, b};
+	if (b < end1) return MvSeg{w1, d1, b1, rows1, b - end0};
+	return MvSeg{w2, d2, b2, rows2, b - end1};
 }
 
-// Quantized weights, fused: mv_fused_<type>(MV_FUSED_ARGS, xq, xd), MV_ROWS_1 rows a block.
+// Quantized weights, fused: mv_fused_<type>(MV_FUSED_ARGS, xq, xd) and
+// mv_fusedb_<type>(MV_FUSEDB_ARGS, xq, xd), MV_ROWS_1 rows a block.
 #define MV_FUSED_Q8_ENTRY(name) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MV_MINB_##name) \
 	    mv_fused_##name(MV_FUSED_ARGS, const signed char *xq, const float *xd) { \
 		pdl_start(); \
-		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, rows0, rows1, rows2, end0, end1); \
+		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, nullptr, nullptr, nullptr, rows0, rows1, rows2, end0, end1); \
 		mv_any<T_##name, 1, MV_ROWS_1>(s.dst, add, s.w, xq, xd, s.rows, cols, 1, s.blk); \
+	} \
+	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MV_MINB_##name) \
+	    mv_fusedb_##name(MV_FUSEDB_ARGS, const signed char *xq, const float *xd) { \
+		pdl_start(); \
+		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, b0, b1, b2, rows0, rows1, rows2, end0, end1); \
+		mv_any<T_##name, 1, MV_ROWS_1, true>(s.dst, (float *)s.bias, s.w, xq, xd, s.rows, cols, 1, s.blk); \
 	}
 
 // ---- entry points: mv_<type>_<NC> ----
@@ -729,7 +753,7 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 	typedef T T_##name; \
 	MV_Q8_ENTRY(name, 1, MV_ROWS_1, MV_MINB_##name) MV_Q8_ENTRY(name, 2, MV_ROWS_2, MV_MINB_##name) \
 	MV_Q8_ENTRY(name, 4, 1, 1) MV_Q8_ENTRY(name, 8, 1, 1) MV_FUSED_Q8_ENTRY(name)
-// MV_MINB_<type>: the minimum blocks a SM of mv_<type>_1, _2 and mv_fused_<type>.
+// MV_MINB_<type>: the minimum blocks a SM of mv_<type>_1, _2, mv_fused_<type> and mv_fusedb_<type>.
 #define MV_MINB_q4_0 MV_MIN_BLOCKS
 #define MV_MINB_q4_1 MV_MIN_BLOCKS
 #define MV_MINB_q5_0 1
@@ -761,12 +785,18 @@ MV_FLOAT(f32, float, true)
 MV_FLOAT(f16, __half, true)
 MV_FLOAT(bf16, u8, false)
 
-// Float weights, fused: mv_fused_<type>(MV_FUSED_ARGS, x), one row a block.
+// Float weights, fused: mv_fused_<type>(MV_FUSED_ARGS, x) and mv_fusedb_<type>(MV_FUSEDB_ARGS,
+// x), one row a block.
 #define MV_FUSED_FLOAT(name, W, VEC) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP) mv_fused_##name(MV_FUSED_ARGS, const float *x) { \
 		pdl_start(); \
-		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, rows0, rows1, rows2, end0, end1); \
+		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, nullptr, nullptr, nullptr, rows0, rows1, rows2, end0, end1); \
 		mv_float<W, 1, VEC>(s.dst, add, (const W *)s.w, x, s.rows, cols, 1, s.blk); \
+	} \
+	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP) mv_fusedb_##name(MV_FUSEDB_ARGS, const float *x) { \
+		pdl_start(); \
+		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, b0, b1, b2, rows0, rows1, rows2, end0, end1); \
+		mv_float<W, 1, VEC, true>(s.dst, (float *)s.bias, (const W *)s.w, x, s.rows, cols, 1, s.blk); \
 	}
 MV_FUSED_FLOAT(f32, float, true)
 MV_FUSED_FLOAT(f16, __half, true)
