@@ -54,10 +54,11 @@ func q40PanelX1(w, x *byte, tab *uint32, nb, np int, dst *float32)
 //go:noescape
 func q40PanelsX4(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
 
-// q40PanelTile is Q4_0PanelTileFunc on amd64: the AVX2 kernels where the level is AVX2
-// (the AVX-512 level keeps its VNNI kernels on the row layout), nil otherwise.
+// q40PanelTile is Q4_0PanelTileFunc on amd64: the AVX2 kernels at the AVX2 and AVX-512
+// levels (faster there than the VNNI kernels on the row layout, with the same bits),
+// nil otherwise.
 func q40PanelTile() PanelTileFunc {
-	if hasFMA && !hasVNNI {
+	if hasFMA {
 		return dotQ4_0PanelTileAVX2
 	}
 	return nil

@@ -75,7 +75,9 @@ func dotQ5_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 // calls and gains from the four independent sums (1.65× on 64 rows).
 const cachedTile = 1 << 20
 
-// dotTileVNNI is the X86DotTileFunc of Q8_0 (q5 false) or Q5_0: with AVX512-VNNI, for
+// dotTileVNNI is the X86DotTileFunc of Q8_0 (q5 false) or Q5_0: with FMA (at the AVX2
+// and AVX-512 levels) the AVX2 tile kernels, for Q8_0 always and for Q5_0 for four or
+// more activation rows; otherwise with AVX512-VNNI, for
 // four or more activation rows each weight row against four activation rows at a time,
 // else, for a weight tile of less than cachedTile bytes, each activation row against
 // four weight rows at a time; the rest one by one.
@@ -85,7 +87,7 @@ func dotTileVNNI(q5 bool, n int, w []byte, wStride, mw int, x []byte, xStride, m
 		dot, wb = dotQ5_0x86, q5_0Bytes
 	}
 	nb := n / QK
-	if hasFMA && !hasVNNI && nb > 0 && (!q5 || mx >= 4) { // Q5_0's weights are converted: worth it for four rows or more
+	if hasFMA && nb > 0 && (!q5 || mx >= 4) { // Q5_0's weights are converted: worth it for four rows or more
 		if q5 {
 			dotQ5_0x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		} else {

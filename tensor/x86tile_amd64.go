@@ -36,11 +36,12 @@ func q4KGemmVNNIx4(w, x *byte, xstride, nb int, ws *int32, wd *float32, out *[8]
 
 // dotQ4KRepackGemmTile is the tile form of dotQ4KRepackGemm: for o < mw and i < mx,
 // dst[i*dstStride+o] = dotQ4KRepackGemm(n, w[o*wStride:], x[i*xStride:]), bit for bit:
+// with FMA the AVX2 kernels (q4KTileAVX2, faster on Zen 4 than q4KGemmVNNIx4); else
 // each weight row against four activation rows at a time (q4KGemmVNNIx4), the rest
 // one by one, the weight row's scales and mins unpacked once.
 func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QKK
-	if hasFMA && !hasVNNI && nb > 0 {
+	if hasFMA && nb > 0 {
 		q4KTileAVX2(true, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
@@ -116,11 +117,12 @@ func dotQ4KRepackGemmTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 //go:noescape
 func dotQ4_0RepackVNNIx4(w, x *byte, xstride, nb int, dst *float32)
 
-// dotQ4_0RepackTile is the tile form of dotQ4_0Repack: each weight row against four
-// activation rows at a time (dotQ4_0RepackVNNIx4), the rest one by one.
+// dotQ4_0RepackTile is the tile form of dotQ4_0Repack: with FMA the AVX2 8-row kernels
+// (dotQ4_0RepackTileAVX2, faster on Zen 4 than the VNNI ones); else each weight row
+// against four activation rows at a time (dotQ4_0RepackVNNIx4), the rest one by one.
 func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QK
-	if hasFMA && !hasVNNI && nb > 0 {
+	if hasFMA && nb > 0 {
 		dotQ4_0RepackTileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
@@ -150,12 +152,13 @@ func dotQ4_0RepackTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 	}
 }
 
-// dotQ5Kx86Tile is the tile form of dotQ5Kx86: dotQ5Kx86's operations for every output,
+// dotQ5Kx86Tile is the tile form of dotQ5Kx86: with FMA the AVX2 kernels
+// (dotQ5Kx86TileAVX2, faster on Zen 4 than q5KLanesVNNI); else dotQ5Kx86's operations for every output,
 // with the weight blocks' scales and mins unpacked once per weight row and the
 // activation blocks' scales and bsums read once per tile.
 func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QKK
-	if hasFMA && !hasVNNI && nb > 0 {
+	if hasFMA && nb > 0 {
 		dotQ5Kx86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
@@ -261,9 +264,10 @@ func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 	}
 }
 
-// dotQ4KRepackGemvTile is the tile form of dotQ4KRepack.
+// dotQ4KRepackGemvTile is the tile form of dotQ4KRepack: the AVX2 kernels with FMA
+// (at the AVX-512 level too), the Go code without.
 func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if hasFMA && !hasVNNI && n >= QKK {
+	if hasFMA && n >= QKK {
 		q4KTileAVX2(false, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
@@ -289,9 +293,11 @@ func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 	dotTileBy(dotQ4_0x86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
-// dotQ4_1x86Tile is the tile form of dotQ4_1x86, as dotQ4_0x86Tile.
+// dotQ4_1x86Tile is the tile form of dotQ4_1x86: with FMA, for four or more activation
+// rows, the AVX2 kernels (dotQ4_1x86TileAVX2, at the AVX-512 level too: 3x faster than
+// the VNNI dots one by one), else one dot after another.
 func dotQ4_1x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if hasFMA && !hasVNNI && n >= QK && mx >= 4 {
+	if hasFMA && n >= QK && mx >= 4 {
 		dotQ4_1x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
