@@ -278,11 +278,11 @@ func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, m
 	dotTileBy(dotQ4KRepack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
-// dotQ4_0x86Tile is the tile form of dotQ4_0x86: on AVX2 without AVX512-VNNI, for four
-// or more activation rows, the Q8_0 lane kernels (the weights converted once for all
-// the rows), else one dot after another.
+// dotQ4_0x86Tile is the tile form of dotQ4_0x86: with FMA, for four or more
+// activation rows, the Q8_0 lane kernels (the weights converted once for all the
+// rows; q8LanesTile), else one dot after another.
 func dotQ4_0x86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	if hasFMA && !hasVNNI && n >= QK && mx >= 4 {
+	if hasFMA && n >= QK && mx >= 4 {
 		dotQ4_0x86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
 	}
