@@ -75,15 +75,6 @@ q81vprep:
 	VPBROADCASTW (ptr), X15; \
 	VCVTPH2PS    X15, dw
 
-// Q80VMAC adds the block of the prepared activation row at (xp) to acc, for the weight
-// block in wu, dw. Y14 and Y15 are clobbered.
-#define Q80VMAC(xp, wu, dw, acc) \
-	VMOVDQU     32(xp), Y14; \
-	VPDPBUSD    0(xp), wu, Y14; \
-	VCVTDQ2PS   Y14, Y14; \
-	VMULPS      64(xp), dw, Y15; \
-	VFMADD231PS Y15, Y14, acc
-
 // ZERO8 clears Y0..Y7.
 #define ZERO8 \
 	VXORPS Y0, Y0, Y0; \
@@ -95,8 +86,18 @@ q81vprep:
 	VXORPS Y6, Y6, Y6; \
 	VXORPS Y7, Y7, Y7
 
+// Q80VMACX adds the prepared activation block in registers (quants xq, corrections
+// xc, dx xd) to acc, for the weight block in wu, dw. Y14 and Y15 are clobbered.
+#define Q80VMACX(xq, xc, xd, wu, dw, acc) \
+	VMOVDQA64   xc, Y14; \
+	VPDPBUSD    xq, wu, Y14; \
+	VCVTDQ2PS   Y14, Y14; \
+	VMULPS      xd, dw, Y15; \
+	VFMADD231PS Y15, Y14, acc
+
 // func q80TileR2X4VNNI(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
-// q80TileR2X4 over activation rows prepared by q80XPrepVNNI.
+// q80TileR2X4 over activation rows prepared by q80XPrepVNNI, their blocks loaded once
+// for the two weight rows.
 TEXT ·q80TileR2X4VNNI(SB), NOSPLIT, $0-64
 	VMOVDQU64 q80vbias<>(SB), Y16
 	MOVQ  w+0(FP), R9
@@ -119,16 +120,28 @@ q80v2x4pair:
 	ZERO8
 
 q80v2x4:
+	VMOVDQU64 0(DI), Y17
+	VMOVDQU64 32(DI), Y18
+	VMOVUPS   64(DI), Y19
+	VMOVDQU64 0(R12), Y20
+	VMOVDQU64 32(R12), Y21
+	VMOVUPS   64(R12), Y22
+	VMOVDQU64 0(R13), Y23
+	VMOVDQU64 32(R13), Y24
+	VMOVUPS   64(R13), Y25
+	VMOVDQU64 0(R14), Y26
+	VMOVDQU64 32(R14), Y27
+	VMOVUPS   64(R14), Y28
 	Q80VW(SI, Y8, Y12)
 	Q80VW(R8, Y10, Y13)
-	Q80VMAC(DI, Y8, Y12, Y0)
-	Q80VMAC(R12, Y8, Y12, Y1)
-	Q80VMAC(R13, Y8, Y12, Y2)
-	Q80VMAC(R14, Y8, Y12, Y3)
-	Q80VMAC(DI, Y10, Y13, Y4)
-	Q80VMAC(R12, Y10, Y13, Y5)
-	Q80VMAC(R13, Y10, Y13, Y6)
-	Q80VMAC(R14, Y10, Y13, Y7)
+	Q80VMACX(Y17, Y18, Y19, Y8, Y12, Y0)
+	Q80VMACX(Y20, Y21, Y22, Y8, Y12, Y1)
+	Q80VMACX(Y23, Y24, Y25, Y8, Y12, Y2)
+	Q80VMACX(Y26, Y27, Y28, Y8, Y12, Y3)
+	Q80VMACX(Y17, Y18, Y19, Y10, Y13, Y4)
+	Q80VMACX(Y20, Y21, Y22, Y10, Y13, Y5)
+	Q80VMACX(Y23, Y24, Y25, Y10, Y13, Y6)
+	Q80VMACX(Y26, Y27, Y28, Y10, Y13, Y7)
 	ADDQ $34, SI
 	ADDQ $34, R8
 	ADDQ $96, DI
@@ -169,7 +182,8 @@ q80v2x4:
 	RET
 
 // func q80TileR4X1VNNI(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
-// q80TileR4X1 over an activation row prepared by q80XPrepVNNI.
+// q80TileR4X1 over an activation row prepared by q80XPrepVNNI, its block loaded once
+// for the four weight rows.
 TEXT ·q80TileR4X1VNNI(SB), NOSPLIT, $0-48
 	VMOVDQU64 q80vbias<>(SB), Y16
 	MOVQ  w+0(FP), R11
@@ -192,14 +206,17 @@ q80v4x1quad:
 	VXORPS Y3, Y3, Y3
 
 q80v4x1:
+	VMOVDQU64 0(DI), Y17
+	VMOVDQU64 32(DI), Y18
+	VMOVUPS   64(DI), Y19
 	Q80VW(SI, Y4, Y6)
 	Q80VW(R8, Y7, Y9)
-	Q80VMAC(DI, Y4, Y6, Y0)
-	Q80VMAC(DI, Y7, Y9, Y1)
+	Q80VMACX(Y17, Y18, Y19, Y4, Y6, Y0)
+	Q80VMACX(Y17, Y18, Y19, Y7, Y9, Y1)
 	Q80VW(R9, Y4, Y6)
 	Q80VW(R10, Y7, Y9)
-	Q80VMAC(DI, Y4, Y6, Y2)
-	Q80VMAC(DI, Y7, Y9, Y3)
+	Q80VMACX(Y17, Y18, Y19, Y4, Y6, Y2)
+	Q80VMACX(Y17, Y18, Y19, Y7, Y9, Y3)
 	ADDQ $34, SI
 	ADDQ $34, R8
 	ADDQ $34, R9
