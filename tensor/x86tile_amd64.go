@@ -97,8 +97,13 @@ func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 }
 
 // dotQ4KRepackGemvTile is the tile form of dotQ4KRepack: the AVX2 kernels with FMA
-// (at the AVX-512 level too), the Go code without.
+// (at the AVX-512 level too, except for a large decode tile: streamRows), the Go code
+// without.
 func dotQ4KRepackGemvTile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if streamRows(mw, wStride, mx) {
+		dotTileBy(dotQ4KRepack, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
 	if hasFMA && n >= QKK {
 		q4KTileAVX2(false, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 		return
