@@ -71,6 +71,7 @@ var q40PanelCases = []struct {
 	{"n=96/mw=24/mx=3", 96, 24, 3, 10, false},
 	{"n=256/mw=16/mx=4", 256, 16, 4, 0, false},
 	{"n=128/mw=40/mx=9", 128, 40, 9, 6, false},
+	{"n=160/mw=32/mx=20", 160, 32, 20, 4, false},     // groups of eight, then of four
 	{"n=224/mw=8/mx=7", 224, 8, 7, 0, false},         // an odd block count
 	{"n=4096/mw=168/mx=10", 4096, 168, 10, 2, false}, // panels in several chunks of tileChunkBytes
 	{"n=64/mw=8/mx=5/extreme", 64, 8, 5, 0, true},

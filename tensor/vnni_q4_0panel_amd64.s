@@ -1,7 +1,8 @@
 #include "textflag.h"
 
 // AVX512-VNNI kernels over Q4_0 weights in the panel layout (q4_0panel.go): what
-// q40PanelX1 and q40PanelsX4 (avx2_q4_0_amd64.s) compute, lane for lane, with
+// q40PanelX1 and q40PanelsX4 (avx2_q4_0_amd64.s) compute, lane for lane (and
+// q40PanelsX8VNNI, q40PanelsX4VNNI for eight activation rows), with
 // VPDPBUSD (four u8·s8 products summed into an int32, on YMM registers) in place of
 // VPMADDUBSW, VPADDW and VPMADDWD. The integer sums are exact either way, and the
 // float32 operations are the same, in the same order (dotQ4_0RepackGo's), so the bits
@@ -177,5 +178,127 @@ q40vx4loop:
 	ADDQ    $32, AX
 	DECQ    R9
 	JNZ     q40vx4panel
+	VZEROUPPER
+	RET
+
+// Q40VXB is Q40VX for the activation row at (base), its table at tb: 8·Σx at koff(tb),
+// dx at doff(tb). Y12..Y15 are clobbered.
+#define Q40VXB(base, tb, koff, doff, acc) \
+	VPBROADCASTQ 2(base), Y12; \
+	VPXOR        Y13, Y13, Y13; \
+	VPXOR        Y14, Y14, Y14; \
+	VPDPBUSD     Y12, Y4, Y13; \
+	VPDPBUSD     Y12, Y8, Y14; \
+	VPBROADCASTQ 10(base), Y15; \
+	VPDPBUSD     Y15, Y5, Y13; \
+	VPDPBUSD     Y15, Y9, Y14; \
+	VPBROADCASTQ 18(base), Y12; \
+	VPDPBUSD     Y12, Y6, Y13; \
+	VPDPBUSD     Y12, Y10, Y14; \
+	VPBROADCASTQ 26(base), Y15; \
+	VPDPBUSD     Y15, Y7, Y13; \
+	VPDPBUSD     Y15, Y11, Y14; \
+	VPHADDD      Y14, Y13, Y13; \
+	VPBROADCASTD koff(tb), Y14; \
+	VPSUBD       Y14, Y13, Y13; \
+	VCVTDQ2PS    Y13, Y13; \
+	VBROADCASTSS doff(tb), Y14; \
+	VMULPS       Y18, Y14, Y14; \
+	VFMADD231PS  Y14, Y13, acc
+
+// Q40VXI is Q40VXB for the activation row at (base)(idx).
+#define Q40VXI(base, idx, tb, koff, doff, acc) \
+	VPBROADCASTQ 2(base)(idx), Y12; \
+	VPXOR        Y13, Y13, Y13; \
+	VPXOR        Y14, Y14, Y14; \
+	VPDPBUSD     Y12, Y4, Y13; \
+	VPDPBUSD     Y12, Y8, Y14; \
+	VPBROADCASTQ 10(base)(idx), Y15; \
+	VPDPBUSD     Y15, Y5, Y13; \
+	VPDPBUSD     Y15, Y9, Y14; \
+	VPBROADCASTQ 18(base)(idx), Y12; \
+	VPDPBUSD     Y12, Y6, Y13; \
+	VPDPBUSD     Y12, Y10, Y14; \
+	VPBROADCASTQ 26(base)(idx), Y15; \
+	VPDPBUSD     Y15, Y7, Y13; \
+	VPDPBUSD     Y15, Y11, Y14; \
+	VPHADDD      Y14, Y13, Y13; \
+	VPBROADCASTD koff(tb), Y14; \
+	VPSUBD       Y14, Y13, Y13; \
+	VCVTDQ2PS    Y13, Y13; \
+	VBROADCASTSS doff(tb), Y14; \
+	VMULPS       Y18, Y14, Y14; \
+	VFMADD231PS  Y14, Y13, acc
+
+// func q40PanelsX8VNNI(w *byte, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
+// q40PanelsX4VNNI for eight activation rows (x+i·xstride, i < 8; tab their q8XTable,
+// two groups of four): each block of a panel is unpacked once for the eight rows.
+TEXT ·q40PanelsX8VNNI(SB), NOSPLIT, $0-64
+	MOVQ      w+0(FP), SI
+	MOVQ      x+8(FP), DI
+	MOVQ      xstride+16(FP), R11
+	LEAQ      (R11)(R11*2), CX
+	LEAQ      (DI)(CX*1), R13
+	LEAQ      (DI)(CX*2), R14
+	MOVQ      tab+24(FP), R8
+	MOVQ      np+40(FP), R9
+	MOVQ      dst+48(FP), AX
+	MOVQ      dststride+56(FP), BX
+	MOVQ      nb+32(FP), R10
+	MOVQ      R10, R12
+	IMULQ     $34, R10
+	SHLQ      $5, R12
+	LEAQ      (R8)(R12*1), DX
+	VMOVDQU64 q40vnib<>(SB), Y16
+
+q40vx8panel:
+	MOVQ   nb+32(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VPXORD Y19, Y19, Y19
+	VPXORD Y20, Y20, Y20
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+
+q40vx8loop:
+	Q40VP8
+	Q40VXB(DI, R8, 0, 16, Y0)
+	Q40VXI(DI, R11*1, R8, 4, 20, Y1)
+	Q40VXI(DI, R11*2, R8, 8, 24, Y2)
+	Q40VXB(R13, R8, 12, 28, Y3)
+	Q40VXI(R13, R11*1, DX, 0, 16, Y19)
+	Q40VXI(R13, R11*2, DX, 4, 20, Y20)
+	Q40VXB(R14, DX, 8, 24, Y21)
+	Q40VXI(R14, R11*1, DX, 12, 28, Y22)
+	ADDQ $144, SI
+	ADDQ $34, DI
+	ADDQ $34, R13
+	ADDQ $34, R14
+	ADDQ $32, R8
+	ADDQ $32, DX
+	DECQ CX
+	JNZ  q40vx8loop
+
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, (AX)(BX*1)
+	VMOVUPS Y2, (AX)(BX*2)
+	LEAQ    (AX)(BX*2), CX
+	VMOVUPS Y3, (CX)(BX*1)
+	LEAQ    (AX)(BX*4), CX
+	VMOVUPS Y19, (CX)
+	VMOVUPS Y20, (CX)(BX*1)
+	VMOVUPS Y21, (CX)(BX*2)
+	LEAQ    (CX)(BX*2), CX
+	VMOVUPS Y22, (CX)(BX*1)
+	SUBQ    R10, DI
+	SUBQ    R10, R13
+	SUBQ    R10, R14
+	SUBQ    R12, R8
+	SUBQ    R12, DX
+	ADDQ    $32, AX
+	DECQ    R9
+	JNZ     q40vx8panel
 	VZEROUPPER
 	RET
