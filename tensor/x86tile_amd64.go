@@ -45,54 +45,18 @@ func dotQ5Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, 
 	}
 }
 
-//go:noescape
-func dotQ6Kx86VNNIx4(w, x *byte, xstride, nb int, d *float32, acc *[4][lanes8]float32)
-
-// dotQ6Kx86Tile is the tile form of dotQ6Kx86: the AVX2 kernels (dotQ6Kx86TileAVX2) at
-// the AVX2 level, and at the AVX-512 level for fewer than four activation rows (a
-// decode: 1.2-2x faster than the VNNI dots one by one); with AVX512-VNNI, each weight
-// row against four activation rows at a time (dotQ6Kx86VNNIx4, the block scales d8·d
-// computed as dotQ6Kx86 does), the rest one by one.
+// dotQ6Kx86Tile is the tile form of dotQ6Kx86: with FMA the AVX2 kernels
+// (dotQ6Kx86TileAVX2, at the AVX-512 level too: 1.2-2x faster than the VNNI dots one
+// by one for a decode, as fast or faster than four activation rows at a time with
+// VNNI for a batch), else the Go code.
 func dotQ6Kx86Tile(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	nb := n / QKK
-	if hasFMA && (!hasVNNI || mx < 4) && nb > 0 {
+	switch nb := n / QKK; {
+	case hasFMA && nb > 0:
 		dotQ6Kx86TileAVX2(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-		return
-	}
-	if !hasFMA {
+	case !hasFMA:
 		dotQ6Kx86TileGo(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-		return
-	}
-	if !hasVNNI || nb <= 0 || mx < 4 || mw <= 0 {
+	default:
 		dotTileBy(dotQ6Kx86, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
-		return
-	}
-	var d [4 * kChunk]float32
-	for o := range mw {
-		wo := w[o*wStride:]
-		_ = wo[nb*q6KBytes-1]
-		i := 0
-		for ; i+4 <= mx; i += 4 {
-			_ = x[(i+3)*xStride+nb*q8KBytes-1]
-			var acc [4][lanes8]float32
-			for i0 := 0; i0 < nb; i0 += kChunk {
-				m := min(kChunk, nb-i0)
-				for j := range m {
-					b := i0 + j
-					for r := range 4 {
-						d[4*j+r] = float32(q8KScale((*[q8KBytes]byte)(x[(i+r)*xStride+b*q8KBytes:])) * halfAt(wo[b*q6KBytes+q6KD:]))
-					}
-				}
-				dotQ6Kx86VNNIx4(&wo[i0*q6KBytes], &x[i*xStride+i0*q8KBytes], xStride, m, &d[0], &acc)
-			}
-			_ = dst[(i+3)*dstStride+o]
-			for r := range 4 {
-				dst[(i+r)*dstStride+o] = hsum8(&acc[r])
-			}
-		}
-		for ; i < mx; i++ {
-			dst[i*dstStride+o] = dotQ6Kx86(n, wo, x[i*xStride:])
-		}
 	}
 }
 
