@@ -54,19 +54,54 @@ func q40PanelX1(w, x *byte, tab *uint32, nb, np int, dst *float32)
 //go:noescape
 func q40PanelsX4(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
 
-// q40PanelTile is Q4_0PanelTileFunc on amd64: the AVX2 kernels where the level is AVX2
-// (the AVX-512 level keeps its VNNI kernels on the row layout), nil otherwise.
+//go:noescape
+func q40PanelX1VNNI(w, x *byte, tab *uint32, nb, np int, dst *float32)
+
+//go:noescape
+func q40PanelsX4VNNI(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
+
+//go:noescape
+func q40PanelsX8VNNI(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
+
+// q40PanelTile is Q4_0PanelTileFunc on amd64: at the AVX2 level the AVX2 kernels, at
+// the AVX-512 level (AVX512-VNNI) the VPDPBUSD ones, with the same bits; nil without
+// FMA.
 func q40PanelTile() PanelTileFunc {
-	if hasFMA && !hasVNNI {
+	switch {
+	case hasFMA && hasVNNI:
+		return dotQ4_0PanelTileVNNI
+	case hasFMA:
 		return dotQ4_0PanelTileAVX2
 	}
 	return nil
 }
 
-// dotQ4_0PanelTileAVX2 is dotQ4_0RepackTileAVX2 over weights in the panel layout:
-// q40PanelsX4 for the activation rows four at a time, q40PanelX1 for the rest, each
-// over all the panels in one call.
+// q40PanelKernels are the kernels of dotQ4_0PanelTileBy: x8 (if not nil) for eight
+// activation rows over np panels, x4 for four, x1 for one.
+type q40PanelKernels struct {
+	x8, x4 func(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
+	x1     func(w, x *byte, tab *uint32, nb, np int, dst *float32)
+}
+
+// dotQ4_0PanelTileAVX2 is dotQ4_0RepackTileAVX2 over weights in the panel layout, with
+// q40PanelsX4 and q40PanelX1 (dotQ4_0PanelTileBy).
 func dotQ4_0PanelTileAVX2(n int, w []byte, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotQ4_0PanelTileBy(q40PanelKernels{nil, q40PanelsX4, q40PanelX1}, n, w, mw, x, xStride, mx, dst, dstStride)
+}
+
+// dotQ4_0PanelTileVNNI is dotQ4_0PanelTileAVX2 with the VPDPBUSD kernels
+// q40PanelsX8VNNI (eight activation rows a pass: 8-20% faster than four),
+// q40PanelsX4VNNI and q40PanelX1VNNI: the same bits.
+func dotQ4_0PanelTileVNNI(n int, w []byte, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	dotQ4_0PanelTileBy(q40PanelKernels{q40PanelsX8VNNI, q40PanelsX4VNNI, q40PanelX1VNNI}, n, w, mw, x, xStride, mx, dst, dstStride)
+}
+
+// dotQ4_0PanelTileBy computes a panel tile (PanelTileFunc) with k: the activation rows
+// eight at a time (k.x8, where there is one), then four (k.x4), the rest one at a time
+// (k.x1). The panels go in chunks of about tileChunkBytes, each against every
+// activation row, so that a chunk is read from memory once and from the cache for the
+// other rows.
+func dotQ4_0PanelTileBy(k q40PanelKernels, n int, w []byte, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QK
 	np := mw / X86RepackRows
 	pb := nb * X86RepackRows * q4_0Bytes
@@ -83,11 +118,22 @@ func dotQ4_0PanelTileAVX2(n int, w []byte, mw int, x []byte, xStride, mx int, ds
 	s.tab = growU32(s.tab, (mx+3)/4*nb*8)
 	q8XTable(s.tab, nb, x, xStride, mx)
 	tab := s.tab
-	i := 0
-	for ; i+4 <= mx; i += 4 {
-		q40PanelsX4(&w[0], &x[i*xStride], xStride, &tab[i/4*nb*8], nb, np, &dst[i*dstStride], 4*dstStride)
+	chunk := np
+	if mx > 4 {
+		chunk = max(1, tileChunkBytes/pb)
 	}
-	for ; i < mx; i++ {
-		q40PanelX1(&w[0], &x[i*xStride], &tab[i/4*nb*8+i%4], nb, np, &dst[i*dstStride])
+	for p0 := 0; p0 < np; p0 += chunk {
+		c := min(chunk, np-p0)
+		wp, o := &w[p0*pb], p0*X86RepackRows
+		i := 0
+		for ; k.x8 != nil && i+8 <= mx; i += 8 {
+			k.x8(wp, &x[i*xStride], xStride, &tab[i/4*nb*8], nb, c, &dst[i*dstStride+o], 4*dstStride)
+		}
+		for ; i+4 <= mx; i += 4 {
+			k.x4(wp, &x[i*xStride], xStride, &tab[i/4*nb*8], nb, c, &dst[i*dstStride+o], 4*dstStride)
+		}
+		for ; i < mx; i++ {
+			k.x1(wp, &x[i*xStride], &tab[i/4*nb*8+i%4], nb, c, &dst[i*dstStride+o])
+		}
 	}
 }

@@ -382,6 +382,24 @@ GLOBL q4kdsep<>(SB), RODATA|NOPTR, $16
 	VXORPS Y0, Y0, Y0; \
 	VXORPS Y1, Y1, Y1
 
+// Q4KPF prefetches the three lines q4kpfd bytes past the blocks of the four weight rows
+// at (r), (r)(BX*1), (r)(BX*2), (r)(R9*1): a decode reads the eight rows from memory,
+// eight streams.
+#define q4kpfd 576
+#define Q4KPF(r) \
+	PREFETCHT0 q4kpfd(r); \
+	PREFETCHT0 q4kpfd+64(r); \
+	PREFETCHT0 q4kpfd+128(r); \
+	PREFETCHT0 q4kpfd(r)(BX*1); \
+	PREFETCHT0 q4kpfd+64(r)(BX*1); \
+	PREFETCHT0 q4kpfd+128(r)(BX*1); \
+	PREFETCHT0 q4kpfd(r)(BX*2); \
+	PREFETCHT0 q4kpfd+64(r)(BX*2); \
+	PREFETCHT0 q4kpfd+128(r)(BX*2); \
+	PREFETCHT0 q4kpfd(r)(R9*1); \
+	PREFETCHT0 q4kpfd+64(r)(R9*1); \
+	PREFETCHT0 q4kpfd+128(r)(R9*1)
+
 // func q4KGemvR8X1(w *byte, wstride int, x *byte, nb int, dst *[8]float32)
 // dst[r] = dotQ4KRepackGo over nb ≥ 1 blocks of weight row r (at w+r·wstride) and
 // the Q8_K row at x.
@@ -389,6 +407,8 @@ TEXT ·q4KGemvR8X1(SB), NOSPLIT, $640-40
 	ARGS8
 
 q4kgemv:
+	Q4KPF(SI)
+	Q4KPF(R10)
 	Q4KBSUMS
 	ROWS8(GEMVROW, 32)
 	TREE8(0, 32)

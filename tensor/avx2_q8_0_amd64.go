@@ -1,7 +1,8 @@
 package tensor
 
-// The AVX2 (no AVX-512) Q8_0 kernels of avx2_q8_0_amd64.s: the x86 lane order of
-// dotQ8_0x86Go, two weight rows against four activation rows, or four against one.
+// The Q8_0 lane kernels: the x86 lane order of dotQ8_0x86Go, two weight rows against
+// four activation rows, or four against one; the AVX2 ones of avx2_q8_0_amd64.s, and
+// with AVX512-VNNI those of vnni_q8_0_amd64.s, which give the same bits.
 
 //go:noescape
 func q80XPrep(x *byte, nb int, dst *byte)
@@ -15,8 +16,37 @@ func q80TileR2X4(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *
 //go:noescape
 func q80TileR4X1(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
 
-// q80XPrepBytes is the size of a Q8_0 block prepared by q80XPrep.
+//go:noescape
+func q80XPrepVNNI(x *byte, nb int, dst *byte)
+
+//go:noescape
+func q81XPrepVNNI(x *byte, nb int, dst *byte)
+
+//go:noescape
+func q80TileR2X4VNNI(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
+
+//go:noescape
+func q80TileR4X1VNNI(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
+
+// q80XPrepBytes is the size of a Q8_0 block prepared by q80XPrep (or q80XPrepVNNI).
 const q80XPrepBytes = 96
+
+// q80Kernels are the kernels of q8LanesTile: the preparation of a Q8_0 and of a Q8_1
+// activation row, the two-by-four and the four-by-one tiles over prepared rows.
+type q80Kernels struct {
+	prep80, prep81 func(x *byte, nb int, dst *byte)
+	r2x4           func(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
+	r4x1           func(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
+}
+
+// q80LaneKernels returns the level's Q8_0 lane kernels: the VPDPBUSD ones with
+// AVX512-VNNI, the AVX2 ones otherwise.
+func q80LaneKernels() q80Kernels {
+	if hasVNNI {
+		return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI}
+	}
+	return q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1}
+}
 
 // q8LanesTile computes a tile in the x86 lane order of a 32-element block format whose
 // levels fit int8: the weight rows, converted by conv to Q8_0 blocks (dw, then the 32
@@ -26,6 +56,11 @@ const q80XPrepBytes = 96
 // sum, block after block, of the exact products of the weight block's float16 at
 // byte ms and the Q8_1 activation block's s (Q4_1's summs).
 func q8LanesTile(conv func(dst, src []byte), wbb int, q81 bool, ms int, n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	q8LanesTileBy(q80LaneKernels(), conv, wbb, q81, ms, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// q8LanesTileBy is q8LanesTile with the kernels k.
+func q8LanesTileBy(k q80Kernels, conv func(dst, src []byte), wbb int, q81 bool, ms int, n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	nb := n / QK
 	xbb := q8_0Bytes
 	if q81 {
@@ -40,15 +75,15 @@ func q8LanesTile(conv func(dst, src []byte), wbb int, q81 bool, ms int, n int, w
 	s.w = growBytes(s.w, mx*ps)
 	for i := range mx {
 		if q81 {
-			q81XPrep(&x[i*xStride], nb, &s.w[i*ps])
+			k.prep81(&x[i*xStride], nb, &s.w[i*ps])
 		} else {
-			q80XPrep(&x[i*xStride], nb, &s.w[i*ps])
+			k.prep80(&x[i*xStride], nb, &s.w[i*ps])
 		}
 	}
 	xp := s.w
 	rb := nb * q8_0Bytes
 	if conv == nil {
-		tileQ80(nb, w, wStride, mw, xp, ps, mx, dst, dstStride, s)
+		tileQ80(k, nb, w, wStride, mw, xp, ps, mx, dst, dstStride, s)
 		return
 	}
 	// Convert the weights a chunk of rows at a time, each chunk against every activation row.
@@ -62,7 +97,7 @@ func q8LanesTile(conv func(dst, src []byte), wbb int, q81 bool, ms int, n int, w
 				conv(cr[b*q8_0Bytes:(b+1)*q8_0Bytes], wr[b*wbb:(b+1)*wbb])
 			}
 		}
-		tileQ80(nb, s.conv, rb, m, xp, ps, mx, dst[o0:], dstStride, s)
+		tileQ80(k, nb, s.conv, rb, m, xp, ps, mx, dst[o0:], dstStride, s)
 	}
 	if ms >= 0 {
 		addSumms(nb, w[ms:], wStride, wbb, mw, x[2:], xStride, mx, dst, dstStride, s)
@@ -116,11 +151,11 @@ func addSumms(nb int, w []byte, wStride, wbb, mw int, x []byte, xStride, mx int,
 // tileQ80 computes dst[i*dstStride+o] = hsum8 of the Q8_0 lanes of weight row o < mw
 // (nb blocks, stride wStride) and prepared activation row i < mx (stride ps in xp):
 // the weight rows in chunks of about tileChunkBytes, each chunk against the activation
-// rows four at a time (q80TileR2X4, over every pair of rows of the chunk in one call),
-// then one at a time (q80TileR4X1, every four rows); a last odd row, or the last rows
+// rows four at a time (k.r2x4, over every pair of rows of the chunk in one call),
+// then one at a time (k.r4x1, every four rows); a last odd row, or the last rows
 // short of four, are copied into a zero-padded scratch panel. The caller has checked
 // that w and dst hold the tile.
-func tileQ80(nb int, w []byte, wStride, mw int, xp []byte, ps, mx int, dst []float32, dstStride int, s *tileScratch) {
+func tileQ80(k q80Kernels, nb int, w []byte, wStride, mw int, xp []byte, ps, mx int, dst []float32, dstStride int, s *tileScratch) {
 	rb := nb * q8_0Bytes
 	chunk := max(4, tileChunkBytes/rb&^3)
 	// pad copies the rows [o, o1) into a zero-padded panel of rows of rb bytes.
@@ -139,10 +174,10 @@ func tileQ80(nb int, w []byte, wStride, mw int, xp []byte, ps, mx int, dst []flo
 		i := 0
 		for ; i+4 <= mx; i += 4 {
 			if pairs > 0 {
-				q80TileR2X4(&w[o0*wStride], wStride, pairs, &xp[i*ps], ps, nb, &dst[i*dstStride+o0], 4*dstStride)
+				k.r2x4(&w[o0*wStride], wStride, pairs, &xp[i*ps], ps, nb, &dst[i*dstStride+o0], 4*dstStride)
 			}
 			if o := o0 + 2*pairs; o < o1 {
-				q80TileR2X4(pad(o, o1, 2), rb, 1, &xp[i*ps], ps, nb, &out[0], 8)
+				k.r2x4(pad(o, o1, 2), rb, 1, &xp[i*ps], ps, nb, &out[0], 8)
 				for j := range 4 {
 					dst[(i+j)*dstStride+o] = out[2*j]
 				}
@@ -150,10 +185,10 @@ func tileQ80(nb int, w []byte, wStride, mw int, xp []byte, ps, mx int, dst []flo
 		}
 		for ; i < mx; i++ {
 			if quads > 0 {
-				q80TileR4X1(&w[o0*wStride], wStride, quads, &xp[i*ps], nb, &dst[i*dstStride+o0])
+				k.r4x1(&w[o0*wStride], wStride, quads, &xp[i*ps], nb, &dst[i*dstStride+o0])
 			}
 			if o := o0 + 4*quads; o < o1 {
-				q80TileR4X1(pad(o, o1, 4), rb, 1, &xp[i*ps], nb, &out[0])
+				k.r4x1(pad(o, o1, 4), rb, 1, &xp[i*ps], nb, &out[0])
 				copy(dst[i*dstStride+o:i*dstStride+o1], out[:o1-o])
 			}
 		}

@@ -32,6 +32,13 @@ func growU32(s []uint32, n int) []uint32 {
 	return s[:n]
 }
 
+func growF32(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
 func growBytes(s []byte, n int) []byte {
 	if cap(s) < n {
 		return make([]byte, n)

@@ -42,22 +42,38 @@ func PackQ4_0Panels(dst, src []byte, n int) {
 	}
 }
 
-// q40PanelRows is, for each 8-byte group g of a panel block's 128 bytes of nibbles,
-// the row whose bytes it holds: rows 0,1,4,5 (bytes 0-7, then 8-15), then 2,3,6,7.
-var q40PanelRows = [16]int{0, 1, 4, 5, 0, 1, 4, 5, 2, 3, 6, 7, 2, 3, 6, 7}
-
-// packQ4_0Panel packs one panel of eight rows of nb blocks.
+// packQ4_0Panel packs one panel of eight rows of nb blocks: per block the rows' eight
+// scales, then the 8-byte groups g of their 128 bytes of nibbles, group g holding bytes
+// 0-7 (g/4 even) or 8-15 (g/4 odd) of row [0 1 4 5 0 1 4 5 2 3 6 7 2 3 6 7][g]; each
+// row's block is read once as two words.
 func packQ4_0Panel(dst, src []byte, nb int) {
 	rb := nb * q4_0Bytes
 	_, _ = dst[nb*q40PanelBlock-1], src[X86RepackRows*rb-1]
+	le := binary.LittleEndian
+	var lo, hi [X86RepackRows]uint64
 	for b := range nb {
 		d := (*[q40PanelBlock]byte)(dst[b*q40PanelBlock:])
 		for r := range X86RepackRows {
-			d[2*r], d[2*r+1] = src[r*rb+b*q4_0Bytes], src[r*rb+b*q4_0Bytes+1]
+			s := (*[q4_0Bytes]byte)(src[r*rb+b*q4_0Bytes:])
+			d[2*r], d[2*r+1] = s[0], s[1]
+			lo[r], hi[r] = le.Uint64(s[2:10]), le.Uint64(s[10:18])
 		}
-		for g, r := range q40PanelRows {
-			half := g / 4 % 2 // bytes 0-7 or 8-15 of the row's 16
-			binary.LittleEndian.PutUint64(d[16+8*g:], binary.LittleEndian.Uint64(src[r*rb+b*q4_0Bytes+2+8*half:]))
-		}
+		// Bytes 0-7 (lo) and 8-15 (hi) of rows 0,1,4,5, then of rows 2,3,6,7.
+		le.PutUint64(d[16:], lo[0])
+		le.PutUint64(d[24:], lo[1])
+		le.PutUint64(d[32:], lo[4])
+		le.PutUint64(d[40:], lo[5])
+		le.PutUint64(d[48:], hi[0])
+		le.PutUint64(d[56:], hi[1])
+		le.PutUint64(d[64:], hi[4])
+		le.PutUint64(d[72:], hi[5])
+		le.PutUint64(d[80:], lo[2])
+		le.PutUint64(d[88:], lo[3])
+		le.PutUint64(d[96:], lo[6])
+		le.PutUint64(d[104:], lo[7])
+		le.PutUint64(d[112:], hi[2])
+		le.PutUint64(d[120:], hi[3])
+		le.PutUint64(d[128:], hi[6])
+		le.PutUint64(d[136:], hi[7])
 	}
 }

@@ -56,21 +56,32 @@ func TestQ4_0PanelTile(t *testing.T) {
 	if f == nil {
 		t.Skipf("level %v has no Q4_0 panel kernel (the row layout is used)", Level())
 	}
-	ref := X86RepackTileFunc(Q4_0)
+	testQ4_0PanelTile(t, f, X86RepackTileFunc(Q4_0))
+}
+
+// q40PanelCases are the shapes of the panel tile tests.
+var q40PanelCases = []struct {
+	name      string
+	n, mw, mx int
+	xgap      int
+	extreme   bool
+}{
+	{"n=32/mw=8/mx=1", 32, 8, 1, 0, false},
+	{"n=2048/mw=64/mx=1", 2048, 64, 1, 0, false},
+	{"n=96/mw=24/mx=3", 96, 24, 3, 10, false},
+	{"n=256/mw=16/mx=4", 256, 16, 4, 0, false},
+	{"n=128/mw=40/mx=9", 128, 40, 9, 6, false},
+	{"n=160/mw=32/mx=20", 160, 32, 20, 4, false},     // groups of eight, then of four
+	{"n=224/mw=8/mx=7", 224, 8, 7, 0, false},         // an odd block count
+	{"n=4096/mw=168/mx=10", 4096, 168, 10, 2, false}, // panels in several chunks of tileChunkBytes
+	{"n=64/mw=8/mx=5/extreme", 64, 8, 5, 0, true},
+}
+
+// testQ4_0PanelTile checks f, a PanelTileFunc, against ref, a tile function over the
+// row layout, on q40PanelCases.
+func testQ4_0PanelTile(t *testing.T, f PanelTileFunc, ref func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int)) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, tc := range []struct {
-		name      string
-		n, mw, mx int
-		xgap      int
-		extreme   bool
-	}{
-		{"n=32/mw=8/mx=1", 32, 8, 1, 0, false},
-		{"n=2048/mw=64/mx=1", 2048, 64, 1, 0, false},
-		{"n=96/mw=24/mx=3", 96, 24, 3, 10, false},
-		{"n=256/mw=16/mx=4", 256, 16, 4, 0, false},
-		{"n=128/mw=40/mx=9", 128, 40, 9, 6, false},
-		{"n=64/mw=8/mx=5/extreme", 64, 8, 5, 0, true},
-	} {
+	for _, tc := range q40PanelCases {
 		t.Run(tc.name, func(t *testing.T) {
 			rb := Q4_0.RowBytes(tc.n)
 			w := make([]byte, tc.mw*rb)

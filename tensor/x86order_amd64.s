@@ -340,33 +340,6 @@ qq81loop:
 	VZEROUPPER
 	RET
 
-// The four-row kernels compute the dots of one weight row with four activation rows at
-// once, each lane for lane as the one-row kernels: per block the weight quants are made
-// signed bytes W once, with C = −Σ128·W per lane; each row then adds Σ(x+128)·W (x+128 as
-// unsigned bytes) to a copy of C with VPDPBUSD, which is Σx·W exactly.
-
-// ROW4 accumulates one block of the activation row at (P) into ACC. Needs Y12 = dw,
-// Y13 = C, Y14 = W, Y15 = xbias80; Y0..Y2 are clobbered.
-#define ROW4(P, ACC) \
-	VPXOR        2(P), Y15, Y0; \
-	VMOVDQA      Y13, Y1; \
-	VPDPBUSD     Y14, Y0, Y1; \
-	VCVTDQ2PS    Y1, Y1; \
-	VPBROADCASTW (P), X2; \
-	VCVTPH2PS    X2, Y2; \
-	VMULPS       Y2, Y12, Y2; \
-	VFMADD231PS  Y2, Y1, ACC
-
-// CORR4 sets Y13 = −Σ128·W per lane and Y12 = dw broadcast from the f16 at (SI).
-// Y0 is clobbered.
-#define CORR4 \
-	VPXOR        Y13, Y13, Y13; \
-	VPDPBUSD     Y14, Y15, Y13; \
-	VPXOR        Y0, Y0, Y0; \
-	VPSUBD       Y13, Y0, Y13; \
-	VPBROADCASTW (SI), X12; \
-	VCVTPH2PS    X12, Y12
-
 // HSUMTO stores hsum_float_8 of Y at off(R9). X0, X1 are clobbered.
 #define HSUMTO(Y, X, off) \
 	VEXTRACTF128 $1, Y, X0; \
@@ -377,100 +350,13 @@ qq81loop:
 	VADDSS       X1, X0, X0; \
 	VMOVSS       X0, off(R9)
 
-// func dotQ8_0x86VNNIx4(w, x *byte, xstride, nb int, dst *float32)
-// dst[r] = dotQ8_0x86VNNI(w, x+r*xstride, nb) for r < 4, nb ≥ 1.
-TEXT ·dotQ8_0x86VNNIx4(SB), NOSPLIT, $0-40
-	MOVQ    w+0(FP), SI
-	MOVQ    x+8(FP), DI
-	MOVQ    xstride+16(FP), R8
-	MOVQ    nb+24(FP), CX
-	MOVQ    dst+32(FP), R9
-	LEAQ    (DI)(R8*1), DX
-	LEAQ    (DI)(R8*2), R10
-	LEAQ    (DX)(R8*2), R11
-	VXORPS  Y8, Y8, Y8
-	VXORPS  Y9, Y9, Y9
-	VXORPS  Y10, Y10, Y10
-	VXORPS  Y11, Y11, Y11
-	VMOVDQU xbias80<>(SB), Y15
+// The four-weight-row kernel computes the dots of four Q5_0 weight rows with one
+// activation row, each lane for lane as the one-row kernel: per block the activation
+// quants X and C = −Σ16·X per lane are formed once; each weight row then adds Σq·X to a
+// copy of C with VPDPBUSD, q = 0..31 (its offset being 16) as unsigned bytes, which is
+// Σ(q−16)·X exactly.
 
-q80x4loop:
-	VMOVDQU 2(SI), Y14
-	CORR4
-	ROW4(DI, Y8)
-	ROW4(DX, Y9)
-	ROW4(R10, Y10)
-	ROW4(R11, Y11)
-	ADDQ    $34, SI
-	ADDQ    $34, DI
-	ADDQ    $34, DX
-	ADDQ    $34, R10
-	ADDQ    $34, R11
-	DECQ    CX
-	JNZ     q80x4loop
-
-	HSUMTO(Y8, X8, 0)
-	HSUMTO(Y9, X9, 4)
-	HSUMTO(Y10, X10, 8)
-	HSUMTO(Y11, X11, 12)
-	VZEROUPPER
-	RET
-
-// func dotQ5_0x86VNNIx4(w, x *byte, xstride, nb int, dst *float32)
-// dst[r] = dotQ5_0x86VNNI(w, x+r*xstride, nb) for r < 4, nb ≥ 1: W = q−16, the fifth
-// bits added as the opmask K1.
-TEXT ·dotQ5_0x86VNNIx4(SB), NOSPLIT, $0-40
-	MOVQ    w+0(FP), SI
-	MOVQ    x+8(FP), DI
-	MOVQ    xstride+16(FP), R8
-	MOVQ    nb+24(FP), CX
-	MOVQ    dst+32(FP), R9
-	LEAQ    (DI)(R8*1), DX
-	LEAQ    (DI)(R8*2), R10
-	LEAQ    (DX)(R8*2), R11
-	VXORPS  Y8, Y8, Y8
-	VXORPS  Y9, Y9, Y9
-	VXORPS  Y10, Y10, Y10
-	VXORPS  Y11, Y11, Y11
-	VMOVDQU xbias80<>(SB), Y15
-	VMOVDQU xnib4<>(SB), Y6
-	VMOVDQU xsixteens<>(SB), Y7
-
-q50x4loop:
-	VMOVDQU     6(SI), X4
-	VPSRLW      $4, X4, X5
-	VINSERTI128 $1, X5, Y4, Y4
-	VPAND       Y6, Y4, Y4
-	KMOVD       2(SI), K1
-	VPADDB      Y7, Y4, K1, Y4
-	VPSUBB      Y7, Y4, Y14
-	CORR4
-	ROW4(DI, Y8)
-	ROW4(DX, Y9)
-	ROW4(R10, Y10)
-	ROW4(R11, Y11)
-	ADDQ        $22, SI
-	ADDQ        $34, DI
-	ADDQ        $34, DX
-	ADDQ        $34, R10
-	ADDQ        $34, R11
-	DECQ        CX
-	JNZ         q50x4loop
-
-	HSUMTO(Y8, X8, 0)
-	HSUMTO(Y9, X9, 4)
-	HSUMTO(Y10, X10, 8)
-	HSUMTO(Y11, X11, 12)
-	VZEROUPPER
-	RET
-
-// The four-weight-row kernels compute the dots of four weight rows with one activation
-// row, each lane for lane as the one-row kernels: per block the activation quants X and
-// C = −Σk·X per lane (k = 128 for Q8_0, 16 for Q5_0) are formed once; each weight row
-// then adds Σu·X to a copy of C with VPDPBUSD, u = w+128 (Q8_0) or q (Q5_0, 0..31, its
-// offset being 16) as unsigned bytes, which is Σ(u−k)·X exactly.
-
-// XCORR sets Y14 = X (the 32 quants at 2(DI)), Y13 = −Σk·X per lane with k in Y15, and
+// XCORR sets Y14 = X (the 32 quants at 2(DI)), Y13 = −Σk·X per lane with k (16) in Y15, and
 // Y12 = dx broadcast. Y0 is clobbered.
 #define XCORR \
 	VMOVDQU      2(DI), Y14; \
@@ -492,11 +378,6 @@ q50x4loop:
 	VMULPS       Y12, Y2, Y2; \
 	VFMADD231PS  Y2, Y1, ACC
 
-// W8ROW: one Q8_0 weight block at (P) into ACC. Needs Y15 = xbias80.
-#define W8ROW(P, ACC) \
-	VPXOR 2(P), Y15, Y0; \
-	WACC(P, ACC, Y0)
-
 // W5ROW: one Q5_0 weight block at (P) into ACC. Needs Y6 = xnib4, Y15 = xsixteens; Y4,
 // Y5, K1 are clobbered.
 #define W5ROW(P, ACC) \
@@ -507,44 +388,6 @@ q50x4loop:
 	KMOVD       2(P), K1; \
 	VPADDB      Y15, Y4, K1, Y4; \
 	WACC(P, ACC, Y4)
-
-// func dotQ8_0x86VNNIw4(w *byte, wstride int, x *byte, nb int, dst *float32)
-// dst[r] = dotQ8_0x86VNNI(w+r*wstride, x, nb) for r < 4, nb ≥ 1.
-TEXT ·dotQ8_0x86VNNIw4(SB), NOSPLIT, $0-40
-	MOVQ   w+0(FP), SI
-	MOVQ   wstride+8(FP), R8
-	MOVQ   x+16(FP), DI
-	MOVQ   nb+24(FP), CX
-	MOVQ   dst+32(FP), R9
-	LEAQ   (SI)(R8*1), DX
-	LEAQ   (SI)(R8*2), R10
-	LEAQ   (DX)(R8*2), R11
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	VMOVDQU xbias80<>(SB), Y15
-
-q80w4loop:
-	XCORR
-	W8ROW(SI, Y8)
-	W8ROW(DX, Y9)
-	W8ROW(R10, Y10)
-	W8ROW(R11, Y11)
-	ADDQ  $34, SI
-	ADDQ  $34, DX
-	ADDQ  $34, R10
-	ADDQ  $34, R11
-	ADDQ  $34, DI
-	DECQ  CX
-	JNZ   q80w4loop
-
-	HSUMTO(Y8, X8, 0)
-	HSUMTO(Y9, X9, 4)
-	HSUMTO(Y10, X10, 8)
-	HSUMTO(Y11, X11, 12)
-	VZEROUPPER
-	RET
 
 // func dotQ5_0x86VNNIw4(w *byte, wstride int, x *byte, nb int, dst *float32)
 // dst[r] = dotQ5_0x86VNNI(w+r*wstride, x, nb) for r < 4, nb ≥ 1.
