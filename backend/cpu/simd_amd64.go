@@ -3,12 +3,15 @@ package cpu
 import "github.com/infergo/infer/tensor"
 
 // The kernel level, from tensor.Level (which probes the CPU once at start-up and honours
-// the infer_avx2 and infer_portable build tags): hasAVX512 selects the AVX-512 kernels of
-// simd_amd64.s, useAVX2 the AVX2+FMA+F16C kernels of avx2_amd64.s (a CPU, or a build,
-// without AVX-512). Neither is set at the portable level.
+// the infer_avx2 and infer_portable build tags): hasAVX512 selects the AVX-512 kernels
+// (simd_amd64.s, avx512_*_amd64.s), useAVX2 the AVX2+FMA+F16C kernels of avx2_amd64.s.
+// The AVX2 kernels compute the bits of the AVX-512 order that simd.go defines, so they
+// also serve an AVX-512 CPU wherever it has no kernel of its own: useAVX2 is set at both
+// levels, and a call site tests hasAVX512 first where an AVX-512 kernel exists. Neither
+// is set at the portable level.
 var (
 	hasAVX512 = tensor.HasAVX512()
-	useAVX2   = !hasAVX512 && tensor.Level() == tensor.LevelAVX2
+	useAVX2   = hasAVX512 || tensor.Level() == tensor.LevelAVX2
 )
 
 //go:noescape
