@@ -15,6 +15,9 @@ type tileFunc = func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int
 // floatTile returns the tile form of mulMatDot's dot for F32 and F16 weights (sgemm:
 // tinyBLAS takes the batch), or nil for the other types.
 func floatTile(wt tensor.DType, sgemm bool) tileFunc {
+	if f := avx512Tile(wt, sgemm); f != nil {
+		return f
+	}
 	if f := avx2Tile(wt, sgemm); f != nil {
 		return f
 	}

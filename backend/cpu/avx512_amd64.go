@@ -1,0 +1,32 @@
+package cpu
+
+import "github.com/infergo/infer/tensor"
+
+// The AVX-512 kernels of avx512_*_amd64.s (strides in bytes), and their tile forms for
+// MatMul.
+
+//go:noescape
+func vecDotF32RowsAVX512(w *float32, ws int, x *float32, n, rows int, dst *float32)
+
+//go:noescape
+func vecDotF16F32RowsAVX512(w *uint16, ws int, x *float32, n, rows int, dst *float32)
+
+// avx512Tile returns the AVX-512 tile form of mulMatDot's dot for F32 and F16 weights, or
+// nil (the level's other tiles are avx2Tile's).
+func avx512Tile(wt tensor.DType, sgemm bool) tileFunc {
+	if !hasAVX512 {
+		return nil
+	}
+	return pickTile(wt, sgemm, nil, vecDotTileF32AVX512, nil, vecDotTileF16AVX512)
+}
+
+// vecDotTileF32AVX512 sets dst[i·dstStride+o] = vecDotF32(w row o, x row i, n).
+func vecDotTileF32AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	vecDotTileRows(vecDotF32RowsAVX512, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// vecDotTileF16AVX512 sets dst[i·dstStride+o] = vecDotF16(w row o, x row i) over n
+// elements, x holding F16 values widened to float32 (f16WideX).
+func vecDotTileF16AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	vecDotTileRows(vecDotF16F32RowsAVX512, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}

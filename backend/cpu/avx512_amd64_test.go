@@ -1,0 +1,109 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/infergo/infer/tensor"
+)
+
+// The tests below compare the AVX-512 kernels (on a CPU that has them) with the Go
+// definitions bit for bit, as avx2_test.go does for the AVX2 kernels, over every
+// remainder of the kernels' row and column groups.
+
+// skipNoAVX512 skips t below the AVX-512 level.
+func skipNoAVX512(t *testing.T) {
+	t.Helper()
+	if !hasAVX512 {
+		t.Skipf("no AVX-512 kernels at level %v", tensor.Level())
+	}
+}
+
+// TestVecDotRowsAVX512Bits checks the matrix-vector row kernels against vecDotF32Go and
+// vecDotF16Go row by row, for row counts around the groups of four, row lengths with
+// and without blocks of 64 and tails, and strides wider than a row.
+func TestVecDotRowsAVX512Bits(t *testing.T) {
+	skipNoAVX512(t)
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, wt := range []tensor.DType{tensor.F32, tensor.F16} {
+		for trial := range 200 {
+			n := []int{0, 1, 8, 44, 63, 64, 65, 100, 128, 172, 256, 320}[trial%12]
+			rows := 1 + r.IntN(13)
+			es := wt.RowBytes(1)
+			ws := n*es + es*8*r.IntN(3)
+			w, x := randRows(r, wt, rows, max(n, 1), max(ws, es)), randRows(r, wt, 1, max(n, 1), 0)
+			xw := make([]float32, max(n, 1)) // x as the kernels take it: F16 values widened
+			for i := range xw {
+				if wt == tensor.F16 {
+					xw[i] = fromF16(uint16s(x)[i])
+				} else {
+					xw[i] = tensor.Float32s(x)[i]
+				}
+			}
+			dst := make([]float32, rows+1)
+			dst[rows] = 42 // must stay
+			if wt == tensor.F32 {
+				vecDotF32RowsAVX512(&tensor.Float32s(w)[0], ws, &xw[0], n, rows, &dst[0])
+			} else {
+				vecDotF16F32RowsAVX512(&uint16s(w)[0], ws, &xw[0], n, rows, &dst[0])
+			}
+			for o := range rows {
+				want := goDot(wt, false, w[o*ws:o*ws+n*es], x[:n*es], n)
+				if math.Float32bits(dst[o]) != math.Float32bits(want) {
+					t.Fatalf("%v n=%d rows=%d [%d]: %g, Go %g", wt, n, rows, o, dst[o], want)
+				}
+			}
+			if dst[rows] != 42 {
+				t.Fatalf("%v n=%d rows=%d: wrote past the rows", wt, n, rows)
+			}
+		}
+	}
+}
+
+// TestFloatTilesAVX512Bits is TestFloatTilesBits over larger tiles: every remainder of
+// the AVX-512 tiles' groups of weight and activation rows.
+func TestFloatTilesAVX512Bits(t *testing.T) {
+	skipNoAVX512(t)
+	r := rand.New(rand.NewPCG(33, 34))
+	for _, wt := range []tensor.DType{tensor.F32, tensor.F16} {
+		for _, sgemm := range []bool{true, false} {
+			tile := floatTile(wt, sgemm)
+			for trial := range 80 {
+				n := []int{16, 48, 64, 80, 172, 256}[trial%6]
+				if sgemm && n%16 != 0 {
+					continue
+				}
+				mw, mx := 1+r.IntN(14), 1+r.IntN(14)
+				name := fmt.Sprintf("%v sgemm=%v n=%d %d×%d", wt, sgemm, n, mw, mx)
+				es := wt.RowBytes(1)
+				wStride := n*es + es*r.IntN(3)*8
+				w, x := randRows(r, wt, mw, n, wStride), randRows(r, wt, mx, n, n*es)
+				xStride := 4*n + 4*r.IntN(3)*8
+				tx := make([]byte, (mx-1)*xStride+4*n) // x widened to float32 (f16WideX)
+				for i := range mx {
+					row := tensor.Float32s(tx[i*xStride:])
+					for j := range n {
+						if wt == tensor.F16 {
+							row[j] = fromF16(uint16s(x[i*n*es:])[j])
+						} else {
+							row[j] = tensor.Float32s(x[i*n*es:])[j]
+						}
+					}
+				}
+				dstStride := mw + r.IntN(3)
+				dst := make([]float32, (mx-1)*dstStride+mw)
+				tile(n, w, wStride, mw, tx, xStride, mx, dst, dstStride)
+				for i := range mx {
+					for o := range mw {
+						want := goDot(wt, sgemm, w[o*wStride:o*wStride+n*es], x[i*n*es:(i+1)*n*es], n)
+						if got := dst[i*dstStride+o]; math.Float32bits(got) != math.Float32bits(want) {
+							t.Fatalf("%s [%d][%d]: %g, Go %g", name, i, o, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
