@@ -11,13 +11,31 @@ func vecDotF32RowsAVX512(w *float32, ws int, x *float32, n, rows int, dst *float
 //go:noescape
 func vecDotF16F32RowsAVX512(w *uint16, ws int, x *float32, n, rows int, dst *float32)
 
+//go:noescape
+func sgemm4x4F32AVX512(w *float32, ws int, x *float32, xs int, nx4, nblk int, dst *float32, ds int)
+
+//go:noescape
+func sgemm4x4F16AVX512(w *uint16, ws int, x *float32, xs int, nx4, nblk int, dst *float32, ds int)
+
 // avx512Tile returns the AVX-512 tile form of mulMatDot's dot for F32 and F16 weights, or
 // nil (the level's other tiles are avx2Tile's).
 func avx512Tile(wt tensor.DType, sgemm bool) tileFunc {
 	if !hasAVX512 {
 		return nil
 	}
-	return pickTile(wt, sgemm, nil, vecDotTileF32AVX512, nil, vecDotTileF16AVX512)
+	return pickTile(wt, sgemm, sgemmTileF32AVX512, vecDotTileF32AVX512, sgemmTileF16AVX512, vecDotTileF16AVX512)
+}
+
+// sgemmTileF32AVX512 sets dst[i·dstStride+o] = sgemmF32(w row o, x row i) for o < mw,
+// i < mx, by 4×4 tiles, the edges by the AVX2 level's 2×2 tiles.
+func sgemmTileF32AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	sgemmTile4x4(sgemm4x4F32AVX512, sgemmTileF32AVX2, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// sgemmTileF16AVX512 is sgemmTileF32AVX512 over F16 weight rows and activation rows of
+// F16 values widened to float32 (sgemmF16; f16WideX).
+func sgemmTileF16AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	sgemmTile4x4(sgemm4x4F16AVX512, sgemmTileF16AVX2, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // vecDotTileF32AVX512 sets dst[i·dstStride+o] = vecDotF32(w row o, x row i, n).
