@@ -48,3 +48,6 @@ func vecDotTileF32AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx
 func vecDotTileF16AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	vecDotTileRows(vecDotF16F32RowsAVX512, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
+
+//go:noescape
+func chunkMaxAVX512(s *float32, raised *bool, n int, scale float32)

@@ -107,3 +107,39 @@ func TestFloatTilesAVX512Bits(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkMaxBits checks chunkMax (the one-chunk softmax's running maximum) against
+// chunkMaxGo for lengths around the groups of sixteen, with ties of signed zeros,
+// equal scores, NaNs, infinities and maxima rising late.
+func TestChunkMaxBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1, 1, -1}
+	for trial := range 600 {
+		n := 1 + trial%70
+		s := make([]float32, n)
+		for i := range s {
+			switch r.IntN(8) {
+			case 0:
+				s[i] = specials[r.IntN(len(specials))]
+			case 1:
+				s[i] = float32(i) * 0.5 // rising
+			default:
+				s[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(12)-4))
+			}
+		}
+		scale := []float32{1, 0.35355339, 0.125, -1}[trial%4]
+		got, want := append([]float32(nil), s...), append([]float32(nil), s...)
+		gr, wr := make([]bool, n+1), make([]bool, n+1)
+		gr[n] = true // must stay
+		chunkMax(got, gr[:n], scale)
+		chunkMaxGo(want, wr[:n], scale)
+		for i := range n {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) || gr[i] != wr[i] {
+				t.Fatalf("n=%d [%d] of %v: %g raised %v, Go %g raised %v", n, i, s, got[i], gr[i], want[i], wr[i])
+			}
+		}
+		if !gr[n] {
+			t.Fatalf("n=%d: wrote past the flags", n)
+		}
+	}
+}

@@ -72,6 +72,25 @@ func chunkWeights(q []float32, k []uint16, h kvHead, scale float32, sc *attentio
 	}
 	s, e, raised := sc.s[:h.n], sc.e[:h.n], sc.raised[:h.n]
 	chunkScores(s, k, q16, qf, h)
+	chunkMax(s, raised, scale)
+	expfRow(e, s)
+	return e, raised
+}
+
+// chunkMax scales the scores s and replaces each by its exponent for chunkWeights: for
+// each key j in order, x = s[j]·scale rounded, raised[j] = x > m for the running
+// maximum m (from -Inf), and s[j] = m-x where it is raised (m becomes x), x-m otherwise.
+func chunkMax(s []float32, raised []bool, scale float32) {
+	raised = raised[:len(s)]
+	if hasAVX512 && len(s) > 0 {
+		chunkMaxAVX512(&s[0], &raised[0], len(s), scale)
+		return
+	}
+	chunkMaxGo(s, raised, scale)
+}
+
+// chunkMaxGo is chunkMax in Go, the definition of its bits.
+func chunkMaxGo(s []float32, raised []bool, scale float32) {
 	m := float32(math.Inf(-1))
 	for j, x := range s {
 		x = float32(x * scale) // rounded: Go fuses it into m-x / x-m on arm64 otherwise
@@ -81,8 +100,6 @@ func chunkWeights(q []float32, k []uint16, h kvHead, scale float32, sc *attentio
 			s[j] = x - m
 		}
 	}
-	expfRow(e, s)
-	return e, raised
 }
 
 // chunkOutput sets out = acc / sum (0 where the sum is 0), acc in F16.
