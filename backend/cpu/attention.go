@@ -37,6 +37,8 @@ type attentionScratch struct {
 	// each, and their accumulators (heads of 8).
 	e4   []float32
 	r4   []bool
+	s4   []float32               // (4·ctx) their scores (AVX-512)
+	q4   [8 * chunkHeads]float32 // their queries rounded to F16 (AVX-512)
 	acc4 [8 * chunkHeads]uint16
 }
 
@@ -48,6 +50,7 @@ func (s *attentionScratch) grow(ctx, headDim int) {
 		s.raised = make([]bool, ctx)
 		s.e4 = make([]float32, chunkHeads*ctx)
 		s.r4 = make([]bool, chunkHeads*ctx)
+		s.s4 = make([]float32, chunkHeads*ctx)
 	}
 	if len(s.acc) < max(ctx, headDim) {
 		s.acc = make([]float32, max(ctx, headDim))

@@ -51,3 +51,12 @@ func vecDotTileF16AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx
 
 //go:noescape
 func chunkMaxAVX512(s *float32, raised *bool, n int, scale float32)
+
+//go:noescape
+func chunkMax4AVX512(s *float32, raised *bool, n int, scale float32)
+
+//go:noescape
+func scores4x8F16AVX512(k *uint16, ks int, offs *[4]int, q *[32]float32, nkeys int, s *float32)
+
+//go:noescape
+func expfRowAVX512(dst, src *float32, n int)

@@ -143,3 +143,113 @@ func TestChunkMaxBits(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkMax4Bits checks chunkMax4 against chunkMax4Go, and chunkMax4Go against
+// chunkMaxGo head by head, on the inputs of TestChunkMaxBits interleaved four ways.
+func TestChunkMax4Bits(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1, 1, -1}
+	for trial := range 400 {
+		nk := 1 + trial%40
+		s := make([]float32, chunkHeads*nk)
+		for i := range s {
+			switch r.IntN(8) {
+			case 0:
+				s[i] = specials[r.IntN(len(specials))]
+			case 1:
+				s[i] = float32(i/chunkHeads) * 0.5
+			default:
+				s[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(12)-4))
+			}
+		}
+		scale := []float32{1, 0.35355339, -1}[trial%3]
+		got, want := append([]float32(nil), s...), append([]float32(nil), s...)
+		gr, wr := make([]bool, len(s)), make([]bool, len(s))
+		chunkMax4(got, gr, scale)
+		chunkMax4Go(want, wr, scale)
+		for g := range chunkHeads {
+			one, or := make([]float32, nk), make([]bool, nk)
+			for j := range one {
+				one[j] = s[chunkHeads*j+g]
+			}
+			chunkMaxGo(one, or, scale)
+			for j := range one {
+				i := chunkHeads*j + g
+				if math.Float32bits(want[i]) != math.Float32bits(one[j]) || wr[i] != or[j] {
+					t.Fatalf("keys %d head %d [%d]: chunkMax4Go %g %v, chunkMaxGo %g %v", nk, g, j, want[i], wr[i], one[j], or[j])
+				}
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || gr[i] != wr[i] {
+					t.Fatalf("keys %d head %d [%d]: %g %v, Go %g %v", nk, g, j, got[i], gr[i], want[i], wr[i])
+				}
+			}
+		}
+	}
+}
+
+// TestScores4x8Bits checks the four-head score kernel against scoreF16Go key by key,
+// for odd and even key counts, grouped-query heads sharing KV heads, and values that
+// overflow or vanish in the products.
+func TestScores4x8Bits(t *testing.T) {
+	skipNoAVX512(t)
+	r := rand.New(rand.NewPCG(39, 40))
+	for trial := range 300 {
+		kvHeads := 1 + trial%4
+		cols := 8 * kvHeads
+		nk := 1 + r.IntN(70)
+		k := make([]uint16, nk*cols)
+		for i := range k {
+			k[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(30)-15)))
+		}
+		var offs [chunkHeads]int
+		var q4 [8 * chunkHeads]float32
+		for g := range offs {
+			offs[g] = 2 * 8 * r.IntN(kvHeads)
+			for d := range 8 {
+				q4[8*g+d] = fromF16(toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(30)-15))))
+			}
+		}
+		s := make([]float32, chunkHeads*nk+1)
+		s[len(s)-1] = 42 // must stay
+		scores4x8F16AVX512(&k[0], 2*cols, &offs, &q4, nk, &s[0])
+		for j := range nk {
+			for g := range chunkHeads {
+				row := k[j*cols+offs[g]/2 : j*cols+offs[g]/2+8]
+				if want := float32(scoreF16Go(row, q4[8*g:8*g+8])); math.Float32bits(s[chunkHeads*j+g]) != math.Float32bits(want) {
+					t.Fatalf("keys %d [%d] head %d: %g, Go %g", nk, j, g, s[chunkHeads*j+g], want)
+				}
+			}
+		}
+		if s[len(s)-1] != 42 {
+			t.Fatalf("keys %d: wrote past the scores", nk)
+		}
+	}
+}
+
+// TestExpfRowWideBits checks expfRow against expf bit for bit (NaNs included) over
+// random float32 bit patterns and the whole range where expf is neither 0 nor +Inf,
+// with lengths that leave every tail of the eight-lane steps.
+func TestExpfRowWideBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for trial := range 2000 {
+		n := 1 + trial%67
+		src := make([]float32, n)
+		for i := range src {
+			if trial%2 == 0 {
+				src[i] = math.Float32frombits(r.Uint32())
+			} else {
+				src[i] = float32(-110 + 200*r.Float64())
+			}
+		}
+		dst := make([]float32, n+1)
+		dst[n] = 42 // must stay
+		expfRow(dst[:n], src)
+		for i, x := range src {
+			if want := expf(x); math.Float32bits(dst[i]) != math.Float32bits(want) {
+				t.Fatalf("expfRow: expf(%g) = %g (%#x), want %g (%#x)", x, dst[i], math.Float32bits(dst[i]), want, math.Float32bits(want))
+			}
+		}
+		if dst[n] != 42 {
+			t.Fatalf("n=%d: wrote past the row", n)
+		}
+	}
+}

@@ -38,19 +38,16 @@ const chunkHeads = 4
 // row (the same keys): the same numbers, the heads' V accumulations interleaved (AVX2).
 func attendOneChunks(outs, qs *[chunkHeads][]float32, k, v []uint16, hs *[chunkHeads]kvHead, scale float32, sc *attentionScratch) {
 	nk, cols := hs[0].n, hs[0].cols
-	e4, r4 := sc.e4[:chunkHeads*nk], sc.r4[:chunkHeads*nk]
-	var offs [chunkHeads]int
+	var offs [chunkHeads]int // bytes
 	for g := range chunkHeads {
 		if hs[g].n != nk || hs[g].cols != cols || len(qs[g]) != 8 {
 			panic("cpu: attendOneChunks: heads of different shapes")
 		}
-		e, raised := chunkWeights(qs[g], k, hs[g], scale, sc)
-		for j, x := range e {
-			e4[chunkHeads*j+g], r4[chunkHeads*j+g] = x, raised[j]
-		}
+		_ = k[(nk-1)*cols+hs[g].off+7]
 		_ = v[(nk-1)*cols+hs[g].off+7]
 		offs[g] = 2 * hs[g].off
 	}
+	e4, r4 := chunkWeights4(qs, k, hs, &offs, scale, sc)
 	acc := sc.acc4[:]
 	clear(acc)
 	var sums [chunkHeads]float32
@@ -58,6 +55,34 @@ func attendOneChunks(outs, qs *[chunkHeads][]float32, k, v []uint16, hs *[chunkH
 	for g := range chunkHeads {
 		chunkOutput(outs[g], acc[8*g:8*g+8], sums[g])
 	}
+}
+
+// chunkWeights4 is chunkWeights for the heads of attendOneChunks (offs: their K offsets
+// in bytes, bounds checked), the weights and flags interleaved key by key: head g's key
+// j at e4[4j+g], r4[4j+g]. At the AVX-512 level the four heads' scores and maxima are
+// computed together, in that order.
+func chunkWeights4(qs *[chunkHeads][]float32, k []uint16, hs *[chunkHeads]kvHead, offs *[chunkHeads]int, scale float32, sc *attentionScratch) (e4 []float32, r4 []bool) {
+	nk := hs[0].n
+	e4, r4 = sc.e4[:chunkHeads*nk], sc.r4[:chunkHeads*nk]
+	if hasAVX512 {
+		s4 := sc.s4[:chunkHeads*nk]
+		for g, q := range qs {
+			for d, x := range q[:8] {
+				sc.q4[8*g+d] = fromF16(toF16(x))
+			}
+		}
+		scores4x8F16AVX512(&k[0], 2*hs[0].cols, offs, &sc.q4, nk, &s4[0])
+		chunkMax4(s4, r4, scale)
+		expfRow(e4, s4)
+		return e4, r4
+	}
+	for g := range chunkHeads {
+		e, raised := chunkWeights(qs[g], k, hs[g], scale, sc)
+		for j, x := range e {
+			e4[chunkHeads*j+g], r4[chunkHeads*j+g] = x, raised[j]
+		}
+	}
+	return e4, r4
 }
 
 // chunkWeights computes attendOneChunk's softmax weights for one head: the scores of the
@@ -87,6 +112,31 @@ func chunkMax(s []float32, raised []bool, scale float32) {
 		return
 	}
 	chunkMaxGo(s, raised, scale)
+}
+
+// chunkMax4 is chunkMax for chunkHeads heads' scores interleaved key by key (s[4j+g]
+// is head g's key j), each head with its own running maximum.
+func chunkMax4(s []float32, raised []bool, scale float32) {
+	raised = raised[:len(s)]
+	if hasAVX512 && len(s) > 0 && len(s)%chunkHeads == 0 {
+		chunkMax4AVX512(&s[0], &raised[0], len(s), scale)
+		return
+	}
+	chunkMax4Go(s, raised, scale)
+}
+
+// chunkMax4Go is chunkMax4 in Go, the definition of its bits: chunkMaxGo for each head.
+func chunkMax4Go(s []float32, raised []bool, scale float32) {
+	m := [chunkHeads]float32{float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1))}
+	for j, x := range s {
+		g := j % chunkHeads
+		x = float32(x * scale)
+		if raised[j] = x > m[g]; raised[j] {
+			s[j], m[g] = m[g]-x, x
+		} else {
+			s[j] = x - m[g]
+		}
+	}
 }
 
 // chunkMaxGo is chunkMax in Go, the definition of its bits.
@@ -179,6 +229,10 @@ func accumulateF16(acc, v []uint16, h kvHead, e []float32, raised []bool, accF [
 // expfRow sets dst[j] = expf(src[j]).
 func expfRow(dst, src []float32) {
 	dst = dst[:len(src)]
+	if hasAVX512 && len(src) > 0 {
+		expfRowAVX512(&dst[0], &src[0], len(src))
+		return
+	}
 	i := 0
 	if useAVX2 && len(src) >= 4 {
 		i = len(src) &^ 3
