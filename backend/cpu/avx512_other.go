@@ -11,7 +11,9 @@ func avx512Tile(wt tensor.DType, sgemm bool) tileFunc { return nil }
 
 func chunkMaxAVX512(s *float32, raised *bool, n int, scale float32) { panic("cpu: no AVX-512 kernels") }
 
-func chunkMax4AVX512(s *float32, raised *bool, n int, scale float32) { panic("cpu: no AVX-512 kernels") }
+func chunkMax4AVX512(s *float32, raised *bool, n int, scale float32) {
+	panic("cpu: no AVX-512 kernels")
+}
 
 func scores4x8F16AVX512(k *uint16, ks int, offs *[4]int, q *[32]float32, nkeys int, s *float32) {
 	panic("cpu: no AVX-512 kernels")
