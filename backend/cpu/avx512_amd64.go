@@ -60,3 +60,9 @@ func scores4x8F16AVX512(k *uint16, ks int, offs *[4]int, q *[32]float32, nkeys i
 
 //go:noescape
 func expfRowAVX512(dst, src *float32, n int)
+
+//go:noescape
+func softmaxExpAVX512(s *float32, n int, m float32) float64
+
+//go:noescape
+func swigluF32AVX512(dst, gate, up *float32, n16 int)

@@ -20,3 +20,7 @@ func scores4x8F16AVX512(k *uint16, ks int, offs *[4]int, q *[32]float32, nkeys i
 }
 
 func expfRowAVX512(dst, src *float32, n int) { panic("cpu: no AVX-512 kernels") }
+
+func softmaxExpAVX512(s *float32, n int, m float32) float64 { panic("cpu: no AVX-512 kernels") }
+
+func swigluF32AVX512(dst, gate, up *float32, n16 int) { panic("cpu: no AVX-512 kernels") }

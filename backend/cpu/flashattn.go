@@ -438,6 +438,9 @@ func uint16s(b []byte) []uint16 {
 // of 16 once padded with masked (zero) entries: it replaces s[j] by ggml_v_expf(s[j]-m)
 // and returns the sum, each group of 16 reduced in float32 and added in float64.
 func softmaxExp(s []float32, m float32) float64 {
+	if hasAVX512 && len(s) > 0 {
+		return softmaxExpAVX512(&s[0], len(s), m)
+	}
 	if useAVX2 && len(s) > 0 {
 		return softmaxExpAVX2(&s[0], len(s), m)
 	}
