@@ -66,3 +66,9 @@ func softmaxExpAVX512(s *float32, n int, m float32) float64
 
 //go:noescape
 func swigluF32AVX512(dst, gate, up *float32, n16 int)
+
+//go:noescape
+func scoresTileF16AVX512(k *uint16, ks int, q *float32, hd, nkeys int, scale float32, s *float32)
+
+//go:noescape
+func accTileF16AVX512(acc *float32, v *uint16, vs int, p *float32, nkeys, hd int)

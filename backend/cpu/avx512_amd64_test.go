@@ -253,3 +253,109 @@ func TestExpfRowWideBits(t *testing.T) {
 		}
 	}
 }
+
+// TestAccTileF16Bits checks accTileF16 (attendTiled's V accumulation over a tile)
+// against accRowF16Go key by key, for head sizes that leave every remainder of its
+// 64-, 32- and 16-element passes, and weights from 0 to 1.
+func TestAccTileF16Bits(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	for trial := range 300 {
+		hd := []int{16, 32, 48, 64, 80, 112, 128, 8}[trial%8]
+		kvHeads := 1 + trial%3
+		cols := kvHeads * hd
+		nkeys := 1 + r.IntN(100)
+		v := make([]uint16, nkeys*cols)
+		for i := range v {
+			v[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(30)-15)))
+		}
+		h := kvHead{off: r.IntN(kvHeads) * hd, cols: cols, n: nkeys}
+		t0 := r.IntN(nkeys)
+		s := make([]float32, min(faTile, nkeys-t0))
+		for j := range s {
+			s[j] = float32(r.Float64())
+		}
+		got, want := make([]float32, hd), make([]float32, hd)
+		for d := range got {
+			got[d] = float32(r.NormFloat64())
+			want[d] = got[d]
+		}
+		accTileF16(got, v, t0, h, s)
+		for j, p := range s {
+			row := (t0+j)*cols + h.off
+			accRowF16Go(want, v[row:row+hd], p)
+		}
+		for d := range got {
+			if math.Float32bits(got[d]) != math.Float32bits(want[d]) {
+				t.Fatalf("hd=%d keys %d..%d [%d]: %g, Go %g", hd, t0, t0+len(s), d, got[d], want[d])
+			}
+		}
+	}
+}
+
+// attendTiledRef is attendTiled from the Go definitions of its kernels.
+func attendTiledRef(out, q []float32, k, v []uint16, h kvHead, scale float32) {
+	hd := len(q)
+	acc := make([]float32, hd)
+	m, sum := float32(math.Inf(-1)), float32(0)
+	for t0 := 0; t0 < h.n; t0 += faTile {
+		s := make([]float32, min(faTile, h.n-t0))
+		tileScoresGo(s, q, k, t0, h, scale)
+		tmax := float32(math.Inf(-1))
+		for _, x := range s {
+			tmax = max(tmax, x)
+		}
+		if tmax > m {
+			ms := expf(m - tmax)
+			for d := range acc {
+				acc[d] *= ms
+			}
+			sum *= ms
+			m = tmax
+		}
+		sum = float32(float64(sum) + softmaxExpGo(s, m))
+		for j, p := range s {
+			r := (t0+j)*h.cols + h.off
+			accRowF16Go(acc, v[r:r+hd], p)
+		}
+	}
+	inv := float32(0)
+	if sum != 0 {
+		inv = 1 / sum
+	}
+	for d, a := range acc {
+		out[d] = a * inv
+	}
+}
+
+// TestAttendTiledBits checks attendTiled against attendTiledRef for the head sizes the
+// tiled path takes and key counts around its tiles of 64.
+func TestAttendTiledBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	for trial := range 200 {
+		hd := []int{16, 32, 64, 128}[trial%4]
+		kvHeads := 1 + trial%3
+		cols := kvHeads * hd
+		nkeys := 1 + r.IntN(200)
+		k, v := make([]uint16, nkeys*cols), make([]uint16, nkeys*cols)
+		spread := r.IntN(8)
+		for i := range k {
+			k[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(spread+1))))
+			v[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(10)-5)))
+		}
+		q := make([]float32, hd)
+		for i := range q {
+			q[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(spread+1)))
+		}
+		h := kvHead{off: r.IntN(kvHeads) * hd, cols: cols, n: nkeys}
+		var sc attentionScratch
+		sc.grow(nkeys, hd)
+		got, want := make([]float32, hd), make([]float32, hd)
+		attendTiled(got, q, k, v, h, 0.125, &sc)
+		attendTiledRef(want, q, k, v, h, 0.125)
+		for d := range got {
+			if math.Float32bits(got[d]) != math.Float32bits(want[d]) && !(got[d] != got[d] && want[d] != want[d]) {
+				t.Fatalf("hd=%d keys %d [%d]: %g, Go %g", hd, nkeys, d, got[d], want[d])
+			}
+		}
+	}
+}

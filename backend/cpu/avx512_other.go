@@ -24,3 +24,11 @@ func expfRowAVX512(dst, src *float32, n int) { panic("cpu: no AVX-512 kernels") 
 func softmaxExpAVX512(s *float32, n int, m float32) float64 { panic("cpu: no AVX-512 kernels") }
 
 func swigluF32AVX512(dst, gate, up *float32, n16 int) { panic("cpu: no AVX-512 kernels") }
+
+func scoresTileF16AVX512(k *uint16, ks int, q *float32, hd, nkeys int, scale float32, s *float32) {
+	panic("cpu: no AVX-512 kernels")
+}
+
+func accTileF16AVX512(acc *float32, v *uint16, vs int, p *float32, nkeys, hd int) {
+	panic("cpu: no AVX-512 kernels")
+}

@@ -335,10 +335,7 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 			m = tmax
 		}
 		sum = float32(float64(sum) + softmaxExp(s, m))
-		for j, p := range s {
-			r := (t0 + j) * h.cols
-			accRowF16(acc, v[r+h.off:r+h.off+hd], p)
-		}
+		accTileF16(acc, v, t0, h, s)
 	}
 	inv := float32(0)
 	if sum != 0 {
@@ -349,13 +346,34 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 	}
 }
 
+// accTileF16 adds attendTiled's weighted V rows of a tile to acc in key order: for each
+// key t0+j, acc[d] = fma32(s[j], v[d], acc[d]) (accRowF16).
+func accTileF16(acc []float32, v []uint16, t0 int, h kvHead, s []float32) {
+	hd := len(acc)
+	if hasAVX512 && hd%lanes == 0 && hd > 0 && len(s) > 0 {
+		_ = v[(t0+len(s)-1)*h.cols+h.off+hd-1]
+		accTileF16AVX512(&acc[0], &v[t0*h.cols+h.off], 2*h.cols, &s[0], len(s), hd)
+		return
+	}
+	for j, p := range s {
+		r := (t0 + j) * h.cols
+		accRowF16(acc, v[r+h.off:r+h.off+hd], p)
+	}
+}
+
 // tileScores sets s[j] to the score of key t0+j in attendTiled: one fma32 chain over
-// the head's elements, times scale; eight keys at a time in assembly where there is one.
+// the head's elements, times scale; eight or sixteen keys at a time in assembly where
+// there is one.
 func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 	if useNEON && tileScoresNEON(s, q, k, t0, h, scale) {
 		return
 	}
 	hd := len(q)
+	if hasAVX512 && hd%2 == 0 && hd > 0 && len(s) > 0 {
+		_ = k[(t0+len(s)-1)*h.cols+h.off+hd-1]
+		scoresTileF16AVX512(&k[t0*h.cols+h.off], 2*h.cols, &q[0], hd, len(s), scale, &s[0])
+		return
+	}
 	j := 0
 	if (hasAVX512 || useAVX2) && hd%8 == 0 && hd > 0 && len(s) >= 8 {
 		var idx [8]int32
