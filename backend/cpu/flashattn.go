@@ -176,21 +176,14 @@ func chunkScores(s []float32, k, q16 []uint16, qf []float32, h kvHead) {
 	}
 	if useAVX2 {
 		_ = k[(len(s)-1)*h.cols+h.off+hd-1]
-		vecDotF16F32RowsAVX2(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
-		return
-	}
-	if !hasAVX512 {
-		chunkScoresGo(s, k, qf, h)
-		return
-	}
-	for j := range s {
-		row := k[j*h.cols+h.off : j*h.cols+h.off+hd]
-		if hd < 4*lanes {
-			s[j] = float32(scoreF16(row, qf)) // the float64 sum alone
+		if hasAVX512 {
+			vecDotF16F32RowsAVX512(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
 		} else {
-			s[j] = vecDotF16(row, q16)
+			vecDotF16F32RowsAVX2(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
 		}
+		return
 	}
+	chunkScoresGo(s, k, qf, h)
 }
 
 // accumulateF16 is attendOneChunk's V accumulation: for each key j in order, with
@@ -249,15 +242,9 @@ func expfRow(dst, src []float32) {
 	}
 }
 
-// scoreF16 is ggml_vec_dot_f16 for rows under 64 elements (vecDotF16 without blocks): the exact float32 products
-// of k (F16) and qf (F16 values widened) summed in float64 in order.
-func scoreF16(k []uint16, qf []float32) float64 {
-	if hasAVX512 && len(k)%8 == 0 && len(k) > 0 && len(qf) >= len(k) {
-		return dotF16Seq(&k[0], &qf[0], len(k))
-	}
-	return scoreF16Go(k, qf)
-}
-
+// scoreF16Go is ggml_vec_dot_f16 for rows under 64 elements (vecDotF16 without blocks):
+// the exact float32 products of k (F16) and qf (F16 values widened) summed in float64 in
+// order.
 func scoreF16Go(k []uint16, qf []float32) float64 {
 	var dot float64
 	for d, kd := range k {
@@ -272,7 +259,7 @@ func madRowF16(acc, v []uint16, s float32) {
 	if useNEON && madRowF16NEON(acc, v, s) {
 		return
 	}
-	if (hasAVX512 || useAVX2) && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
+	if useAVX2 && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
 		madF16(&acc[0], &v[0], s, len(acc)) // FMA and F16C only
 		return
 	}
@@ -297,7 +284,7 @@ func scaleRowF16(acc []uint16, s float32) {
 	if useNEON && scaleRowF16NEON(acc, s) {
 		return
 	}
-	if (hasAVX512 || useAVX2) && len(acc)%8 == 0 && len(acc) > 0 {
+	if useAVX2 && len(acc)%8 == 0 && len(acc) > 0 {
 		scaleF16(&acc[0], s, len(acc)) // AVX and F16C only
 		return
 	}
@@ -375,7 +362,7 @@ func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 		return
 	}
 	j := 0
-	if (hasAVX512 || useAVX2) && hd%8 == 0 && hd > 0 && len(s) >= 8 {
+	if useAVX2 && hd%8 == 0 && hd > 0 && len(s) >= 8 {
 		var idx [8]int32
 		for l := range idx {
 			idx[l] = int32(l * h.cols * 2)
@@ -383,11 +370,7 @@ func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 		for ; j+8 <= len(s); j += 8 {
 			r := (t0+j)*h.cols + h.off
 			_ = k[r+7*h.cols+hd-1]
-			if useAVX2 {
-				scores8F16AVX2(&k[r], &idx, &q[0], hd, scale, &s[j])
-			} else {
-				scores8F16(&k[r], &idx, &q[0], hd, scale, &s[j])
-			}
+			scores8F16AVX2(&k[r], &idx, &q[0], hd, scale, &s[j])
 		}
 		// The last keys with the cache rows after them (unused scores) where the cache
 		// has them.
@@ -419,15 +402,9 @@ func accRowF16(acc []float32, v []uint16, p float32) {
 	if useNEON && accRowF16NEON(acc, v, p) {
 		return
 	}
-	if len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
-		switch {
-		case useAVX2:
-			fmaRowF16AVX2(&acc[0], &v[0], p, len(acc))
-			return
-		case hasAVX512:
-			fmaRowF16(&acc[0], &v[0], p, len(acc))
-			return
-		}
+	if useAVX2 && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
+		fmaRowF16AVX2(&acc[0], &v[0], p, len(acc))
+		return
 	}
 	accRowF16Go(acc, v, p)
 }
