@@ -72,3 +72,6 @@ func scoresTileF16AVX512(k *uint16, ks int, q *float32, hd, nkeys int, scale flo
 
 //go:noescape
 func accTileF16AVX512(acc *float32, v *uint16, vs int, p *float32, nkeys, hd int)
+
+//go:noescape
+func scoresF16x8AVX512(k *uint16, ks int, q *float32, hd, n8 int, s *float32)

@@ -208,6 +208,20 @@ func TestScores4x8Bits(t *testing.T) {
 				q4[8*g+d] = fromF16(toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(30)-15))))
 			}
 		}
+		if trial%2 == 0 { // large products that cancel in pairs, around small ones
+			for i := range q4 {
+				q4[i] = fromF16(toF16(float32(math.Ldexp(r.NormFloat64(), -r.IntN(14)))))
+			}
+			for d := 0; d+1 < 8; d += 2 + r.IntN(3) {
+				for g := range chunkHeads {
+					q4[8*g+d], q4[8*g+d+1] = 60000, 60000
+				}
+				for j := range nk * kvHeads {
+					k[8*j+d] = toF16(float32(math.Ldexp(1+r.Float64(), 14)))
+					k[8*j+d+1] = k[8*j+d] ^ 0x8000
+				}
+			}
+		}
 		s := make([]float32, chunkHeads*nk+1)
 		s[len(s)-1] = 42 // must stay
 		scores4x8F16AVX512(&k[0], 2*cols, &offs, &q4, nk, &s[0])
@@ -356,6 +370,56 @@ func TestAttendTiledBits(t *testing.T) {
 			if math.Float32bits(got[d]) != math.Float32bits(want[d]) && !(got[d] != got[d] && want[d] != want[d]) {
 				t.Fatalf("hd=%d keys %d [%d]: %g, Go %g", hd, nkeys, d, got[d], want[d])
 			}
+		}
+	}
+}
+
+// TestScoresF16x8Bits checks the eight-key score kernel of chunkScores against
+// scoreF16Go key by key, on values spread widely enough that the float64 sums round (so
+// that the order of the additions shows).
+func TestScoresF16x8Bits(t *testing.T) {
+	skipNoAVX512(t)
+	r := rand.New(rand.NewPCG(47, 48))
+	for trial := range 300 {
+		hd := []int{8, 16, 24, 32, 48, 56}[trial%6]
+		kvHeads := 1 + trial%3
+		cols := kvHeads * hd
+		n8 := 1 + r.IntN(6)
+		k := make([]uint16, 8*n8*cols)
+		for i := range k {
+			k[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(40)-24)))
+		}
+		q := make([]float32, hd)
+		for i := range q {
+			q[i] = fromF16(toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(40)-24))))
+		}
+		off := r.IntN(kvHeads) * hd
+		if trial%2 == 0 { // large products that cancel in pairs, around small ones
+			var pairs []int
+			for d := 0; d+1 < hd; d += 2 + r.IntN(3) {
+				pairs = append(pairs, d)
+			}
+			for d := range q {
+				q[d] = fromF16(toF16(float32(math.Ldexp(r.NormFloat64(), -r.IntN(14)))))
+			}
+			for _, d := range pairs {
+				q[d], q[d+1] = 60000, 60000
+				for j := range 8 * n8 {
+					k[j*cols+off+d] = toF16(float32(math.Ldexp(1+r.Float64(), 14)))
+					k[j*cols+off+d+1] = k[j*cols+off+d] ^ 0x8000
+				}
+			}
+		}
+		s := make([]float32, 8*n8+1)
+		s[8*n8] = 42 // must stay
+		scoresF16x8AVX512(&k[off], 2*cols, &q[0], hd, n8, &s[0])
+		for j := range 8 * n8 {
+			if want := float32(scoreF16Go(k[j*cols+off:j*cols+off+hd], q)); math.Float32bits(s[j]) != math.Float32bits(want) {
+				t.Fatalf("hd=%d key %d: %g, Go %g", hd, j, s[j], want)
+			}
+		}
+		if s[8*n8] != 42 {
+			t.Fatalf("hd=%d: wrote past the scores", hd)
 		}
 	}
 }

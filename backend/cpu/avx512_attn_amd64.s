@@ -421,3 +421,83 @@ at1k:
 atdone:
 	VZEROUPPER
 	RET
+
+// ROWS2(zr, yr, xr, a, b, q): zr = the products of the eight F16 values at a (low
+// half) and at b (high half), widened, times q (the query's eight, in both halves).
+#define ROWS2(zr, yr, xr, a, b, q) \
+	VMOVDQU     a, xr; \
+	VINSERTI128 $1, b, yr, yr; \
+	VCVTPH2PS   yr, zr; \
+	VMULPS      q, zr, zr
+
+// func scoresF16x8AVX512(k *uint16, ks int, q *float32, hd, n8 int, s *float32)
+// s[j] = float32(Σ float64(F16(k_j[d])·q[d]) added in order d < hd, from +0) for the
+// 8·n8 rows k_j = k + j·ks bytes (hd a multiple of 8): attendOneChunk's scores for heads
+// under 64 elements (scoreF16Go), eight keys a step, each eight elements of the eight
+// rows transposed so that each float64 addition takes one element of all eight.
+TEXT ·scoresF16x8AVX512(SB), NOSPLIT, $0-48
+	MOVQ k+0(FP), SI
+	MOVQ ks+8(FP), R8
+	MOVQ q+16(FP), DI
+	MOVQ hd+24(FP), R11
+	SHRQ $3, R11          // chunks of eight
+	MOVQ n8+32(FP), R10
+	MOVQ s+40(FP), DX
+	LEAQ (R8)(R8*2), R13  // 3·ks
+	TESTQ R10, R10
+	JEQ   sxdone
+	TESTQ R11, R11
+	JEQ   sxdone
+
+sxkeys:
+	VPXORQ Z12, Z12, Z12
+	MOVQ   SI, AX         // rows 0-3
+	LEAQ   (SI)(R8*4), BX // rows 4-7
+	MOVQ   DI, R9
+	MOVQ   R11, CX
+
+sxchunk:
+	VBROADCASTF64X4 (R9), Z31
+	ROWS2(Z0, Y0, X0, (AX), (BX), Z31)
+	ROWS2(Z1, Y1, X1, (AX)(R8*1), (BX)(R8*1), Z31)
+	ROWS2(Z2, Y2, X2, (AX)(R8*2), (BX)(R8*2), Z31)
+	ROWS2(Z3, Y3, X3, (AX)(R13*1), (BX)(R13*1), Z31)
+	VUNPCKLPS  Z1, Z0, Z4
+	VUNPCKHPS  Z1, Z0, Z5
+	VUNPCKLPS  Z3, Z2, Z6
+	VUNPCKHPS  Z3, Z2, Z7
+	VSHUFPS    $0x44, Z6, Z4, Z8  // elements 0 and 4 of the eight rows
+	VSHUFPS    $0xee, Z6, Z4, Z9  // 1 and 5
+	VSHUFPS    $0x44, Z7, Z5, Z10 // 2 and 6
+	VSHUFPS    $0xee, Z7, Z5, Z11 // 3 and 7
+	VSHUFF32X4 $0xd8, Z8, Z8, Z8  // [element 0 of the rows | element 4]
+	VSHUFF32X4 $0xd8, Z9, Z9, Z9
+	VSHUFF32X4 $0xd8, Z10, Z10, Z10
+	VSHUFF32X4 $0xd8, Z11, Z11, Z11
+	WIDENADD(Y8, Z13)
+	WIDENADD(Y9, Z14)
+	WIDENADD(Y10, Z15)
+	WIDENADD(Y11, Z16)
+	VEXTRACTF64X4 $1, Z8, Y8
+	WIDENADD(Y8, Z13)
+	VEXTRACTF64X4 $1, Z9, Y9
+	WIDENADD(Y9, Z14)
+	VEXTRACTF64X4 $1, Z10, Y10
+	WIDENADD(Y10, Z15)
+	VEXTRACTF64X4 $1, Z11, Y11
+	WIDENADD(Y11, Z16)
+	ADDQ $16, AX
+	ADDQ $16, BX
+	ADDQ $32, R9
+	DECQ CX
+	JNE  sxchunk
+	VCVTPD2PS Z12, Y12
+	VMOVUPS   Y12, (DX)
+	LEAQ      (SI)(R8*8), SI
+	ADDQ      $32, DX
+	DECQ      R10
+	JNE       sxkeys
+
+sxdone:
+	VZEROUPPER
+	RET

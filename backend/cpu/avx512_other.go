@@ -36,3 +36,7 @@ func accTileF16AVX512(acc *float32, v *uint16, vs int, p *float32, nkeys, hd int
 func vecDotF16F32RowsAVX512(w *uint16, ws int, x *float32, n, rows int, dst *float32) {
 	panic("cpu: no AVX-512 kernels")
 }
+
+func scoresF16x8AVX512(k *uint16, ks int, q *float32, hd, n8 int, s *float32) {
+	panic("cpu: no AVX-512 kernels")
+}

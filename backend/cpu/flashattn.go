@@ -176,10 +176,18 @@ func chunkScores(s []float32, k, q16 []uint16, qf []float32, h kvHead) {
 	}
 	if useAVX2 {
 		_ = k[(len(s)-1)*h.cols+h.off+hd-1]
-		if hasAVX512 {
+		j := 0
+		switch {
+		case hasAVX512 && hd < 4*lanes && hd%8 == 0:
+			if j = len(s) &^ 7; j > 0 { // eight keys a step; the rest below
+				scoresF16x8AVX512(&k[h.off], 2*h.cols, &qf[0], hd, j/8, &s[0])
+			}
+		case hasAVX512:
 			vecDotF16F32RowsAVX512(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
-		} else {
-			vecDotF16F32RowsAVX2(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
+			return
+		}
+		if j < len(s) {
+			vecDotF16F32RowsAVX2(&k[j*h.cols+h.off], 2*h.cols, &qf[0], hd, len(s)-j, &s[j])
 		}
 		return
 	}
