@@ -9,6 +9,9 @@ import "github.com/infergo/infer/tensor"
 func vecDotF32RowsAVX512(w *float32, ws int, x *float32, n, rows int, dst *float32)
 
 //go:noescape
+func vecDotTailsT64AVX512(wt *float32, t int, x *float32, m int, dst *float32)
+
+//go:noescape
 func vecDotF16F32RowsAVX512(w *uint16, ws int, x *float32, n, rows int, dst *float32)
 
 //go:noescape
@@ -38,9 +41,37 @@ func sgemmTileF16AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx 
 	sgemmTile4x4(sgemm4x4F16AVX512, sgemmTileF16AVX2, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
-// vecDotTileF32AVX512 sets dst[i·dstStride+o] = vecDotF32(w row o, x row i, n).
+// vecDotTileF32AVX512 sets dst[i·dstStride+o] = vecDotF32(w row o, x row i, n). For a
+// batch (mx ≥ 2) of rows with a tail after their blocks of 64, the tails' FMA chains
+// run a weight row a lane (vecDotTailsF32AVX512) after the blocks.
 func vecDotTileF32AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	vecDotTileRows(vecDotF32RowsAVX512, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	np := n &^ (4*lanes - 1)
+	if mx < 2 || np == n {
+		vecDotTileRows(vecDotF32RowsAVX512, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+		return
+	}
+	vecDotTileRows(vecDotF32RowsAVX512, np, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	vecDotTailsF32AVX512(n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+}
+
+// vecDotTailsF32AVX512 continues vecDotF32's sums in dst (the blocks of 64 reduced) with
+// the tails' FMA chains, n%64 elements, for a tile: 64 weight rows at a time, their
+// tails transposed so that a lane takes one weight row (vecDotTailsT64AVX512).
+func vecDotTailsF32AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	checkTile(4*n, 4*n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	np := n &^ (4*lanes - 1)
+	var wt [(4*lanes - 1) * 4 * lanes]float32 // (n-np, 64): the tails of 64 weight rows
+	for o0 := 0; o0 < mw; o0 += 4 * lanes {
+		m := min(4*lanes, mw-o0)
+		for o := range m {
+			for k, v := range f32Row(w, (o0+o)*wStride, n)[np:] {
+				wt[k*4*lanes+o] = v
+			}
+		}
+		for i := range mx {
+			vecDotTailsT64AVX512(&wt[0], n-np, &f32Row(x, i*xStride, n)[np], m, &dst[i*dstStride+o0])
+		}
+	}
 }
 
 // vecDotTileF16AVX512 sets dst[i·dstStride+o] = vecDotF16(w row o, x row i) over n

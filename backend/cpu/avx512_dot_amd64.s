@@ -303,3 +303,60 @@ h5tails:
 
 h5done:
 	RET
+
+// LANEMASK(g, k): k = the lanes of the g-th group of sixteen below m (R11): bits
+// 0..min(16, max(0, m-16g))-1. Clobbers AX, CX.
+#define LANEMASK(g, k) \
+	MOVQ  R11, CX; \
+	SUBQ  $(16*g), CX; \
+	MOVQ  $0, AX; \
+	CMPQ  CX, $0; \
+	CMOVQLT AX, CX; \
+	MOVQ  $16, AX; \
+	CMPQ  CX, AX; \
+	CMOVQGT AX, CX; \
+	MOVL  $1, AX; \
+	SHLL  CX, AX; \
+	DECL  AX; \
+	KMOVW AX, k
+
+// func vecDotTailsT64AVX512(wt *float32, t int, x *float32, m int, dst *float32)
+// dst[o] = the fma32 chain over k < t of wt[64k+o]·x[k], from dst[o], for o < m ≤ 64:
+// vecDotF32's tails of m weight rows at once, from the tails transposed (wt: t rows of
+// 64), one weight row a lane, four chains of sixteen side by side; the lanes at or past
+// m are neither read from dst nor stored.
+TEXT ·vecDotTailsT64AVX512(SB), NOSPLIT, $0-40
+	MOVQ wt+0(FP), SI
+	MOVQ t+8(FP), R10
+	MOVQ x+16(FP), DI
+	MOVQ m+24(FP), R11
+	MOVQ dst+32(FP), DX
+	LANEMASK(0, K1)
+	LANEMASK(1, K2)
+	LANEMASK(2, K3)
+	LANEMASK(3, K4)
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS.Z 64(DX), K2, Z1
+	VMOVUPS.Z 128(DX), K3, Z2
+	VMOVUPS.Z 192(DX), K4, Z3
+	TESTQ R10, R10
+	JEQ   ttstore
+
+ttk:
+	VBROADCASTSS (DI), Z4
+	VFMADD231PS  (SI), Z4, Z0
+	VFMADD231PS  64(SI), Z4, Z1
+	VFMADD231PS  128(SI), Z4, Z2
+	VFMADD231PS  192(SI), Z4, Z3
+	ADDQ         $256, SI
+	ADDQ         $4, DI
+	DECQ         R10
+	JNE          ttk
+
+ttstore:
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K2, 64(DX)
+	VMOVUPS Z2, K3, 128(DX)
+	VMOVUPS Z3, K4, 192(DX)
+	VZEROUPPER
+	RET
