@@ -29,7 +29,6 @@ type attentionScratch struct {
 	s      []float32 // (ctx) scores of one head
 	e      []float32 // (ctx) their exponentials (one-chunk path)
 	raised []bool    // (ctx) whether each score raised the running maximum (one-chunk path)
-	q16    []uint16  // (headDim) the query rounded to F16 (one-chunk path)
 	qf     []float32 // (headDim) the query rounded to F16, widened back
 	acc    []float32 // (max(ctx, headDim)) output accumulator, or one V column
 	acc16  []uint16  // (headDim) F16 output accumulator of the one-chunk path
@@ -57,7 +56,6 @@ func (s *attentionScratch) grow(ctx, headDim int) {
 	}
 	if len(s.qf) < headDim {
 		s.qf = make([]float32, headDim)
-		s.q16 = make([]uint16, headDim)
 		s.acc16 = make([]uint16, headDim)
 	}
 }

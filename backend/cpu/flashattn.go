@@ -67,9 +67,7 @@ func chunkWeights4(qs *[chunkHeads][]float32, k []uint16, hs *[chunkHeads]kvHead
 	if hasAVX512 {
 		s4 := sc.s4[:chunkHeads*nk]
 		for g, q := range qs {
-			for d, x := range q[:8] {
-				sc.q4[8*g+d] = fromF16(toF16(x))
-			}
+			roundF16Row(sc.q4[8*g:8*g+8], q[:8])
 		}
 		scores4x8F16AVX512(&k[0], 2*hs[0].cols, offs, &sc.q4, nk, &s4[0])
 		chunkMax4(s4, r4, scale)
@@ -90,13 +88,10 @@ func chunkWeights4(qs *[chunkHeads][]float32, k []uint16, hs *[chunkHeads]kvHead
 // running maximum m (raised[j]), expf(s_j-m) for the others. e and raised are sc's.
 func chunkWeights(q []float32, k []uint16, h kvHead, scale float32, sc *attentionScratch) (e []float32, raised []bool) {
 	hd := len(q)
-	q16, qf := sc.q16[:hd], sc.qf[:hd]
-	for d, x := range q {
-		q16[d] = toF16(x)
-		qf[d] = fromF16(q16[d])
-	}
+	qf := sc.qf[:hd]
+	roundF16Row(qf, q)
 	s, e, raised := sc.s[:h.n], sc.e[:h.n], sc.raised[:h.n]
-	chunkScores(s, k, q16, qf, h)
+	chunkScores(s, k, qf, h)
 	chunkMax(s, raised, scale)
 	expfRow(e, s)
 	return e, raised
@@ -164,8 +159,8 @@ func chunkOutput(out []float32, acc []uint16, sum float32) {
 }
 
 // chunkScores sets s[j] to vecDotF16 (ggml_vec_dot_f16) of key j and the F16-rounded
-// query (q16, and the same values widened: qf), not yet scaled.
-func chunkScores(s []float32, k, q16 []uint16, qf []float32, h kvHead) {
+// query (its values widened: qf), not yet scaled.
+func chunkScores(s []float32, k []uint16, qf []float32, h kvHead) {
 	hd := len(qf)
 	if hd == 0 || len(s) == 0 {
 		clear(s)

@@ -68,7 +68,7 @@ func TestFastF16RowsBits(t *testing.T) {
 		}
 		if n < 4*lanes { // one key's score: the float64 sum alone
 			var got [1]float32
-			chunkScores(got[:], k, nil, qf, kvHead{cols: n, n: 1})
+			chunkScores(got[:], k, qf, kvHead{cols: n, n: 1})
 			if want := float32(scoreF16Go(k, qf)); math.Float32bits(got[0]) != math.Float32bits(want) {
 				t.Fatalf("chunkScores n=%d: %g, Go %g", n, got[0], want)
 			}
