@@ -112,6 +112,18 @@ GLOBL lane4<>(SB), RODATA|NOPTR, $64
 	VFMADD231PS Z18, Z26, Z14; \
 	VFMADD231PS Z19, Z27, Z15
 
+// FMAROW(o0, o1, o2, o3, load, a0, a1, a2, a3): FMA4ROWS for the one row at AX, into
+// the accumulators a0-a3.
+#define FMAROW(o0, o1, o2, o3, load, a0, a1, a2, a3) \
+	load o0(AX), Z24; \
+	load o1(AX), Z25; \
+	load o2(AX), Z26; \
+	load o3(AX), Z27; \
+	VFMADD231PS Z16, Z24, a0; \
+	VFMADD231PS Z17, Z25, a1; \
+	VFMADD231PS Z18, Z26, a2; \
+	VFMADD231PS Z19, Z27, a3
+
 // FMA1ROW(o0, o1, o2, o3, load): FMA4ROWS for the one row at AX.
 #define FMA1ROW(o0, o1, o2, o3, load) \
 	load o0(AX), Z24; \
@@ -132,8 +144,10 @@ GLOBL lane4<>(SB), RODATA|NOPTR, $64
 
 // func vecDotF32RowsAVX512(w *float32, ws int, x *float32, n, rows int, dst *float32)
 // dst[r] = vecDotF32(w+r·ws, x, n) for r < rows: blocks of 64 into four 16-lane
-// accumulators per row, (0+2)+(1+3), reduce16, four rows at a time; then the n%64 tail
-// one FMA at a time (vecDotF32TailsAVX2).
+// accumulators per row, (0+2)+(1+3), reduce16, four rows at a time (each row's blocks
+// in turn where it has several: weights streamed from memory in order, not four
+// streams, which the hardware prefetchers follow less well); then the n%64 tail one
+// FMA at a time (vecDotF32TailsAVX2).
 TEXT ·vecDotF32RowsAVX512(SB), NOSPLIT, $0-48
 	MOVQ  w+0(FP), SI
 	MOVQ  ws+8(FP), R8
@@ -165,14 +179,56 @@ f5row4:
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ R12, CX
+	CMPQ R12, $1
+	JNE  f5seq4
 
-f5blk4:
+f5blk4: // one block: the four rows' 1 KiB read in order
 	LOADX
 	FMA4ROWS(0, 64, 128, 192, VMOVUPS)
+	JMP  f5red4
+
+f5seq4: // blocks of one row after the other, so that the weights stream in order
+	LOADX
+	FMAROW(0, 64, 128, 192, VMOVUPS, Z0, Z1, Z2, Z3)
 	ADDQ $256, AX
 	ADDQ $256, BX
 	DECQ CX
-	JNE  f5blk4
+	JNE  f5seq4
+	LEAQ (SI)(R8*1), AX
+	MOVQ DI, BX
+	MOVQ R12, CX
+
+f5seq4b:
+	LOADX
+	FMAROW(0, 64, 128, 192, VMOVUPS, Z4, Z5, Z6, Z7)
+	ADDQ $256, AX
+	ADDQ $256, BX
+	DECQ CX
+	JNE  f5seq4b
+	LEAQ (SI)(R8*2), AX
+	MOVQ DI, BX
+	MOVQ R12, CX
+
+f5seq4c:
+	LOADX
+	FMAROW(0, 64, 128, 192, VMOVUPS, Z8, Z9, Z10, Z11)
+	ADDQ $256, AX
+	ADDQ $256, BX
+	DECQ CX
+	JNE  f5seq4c
+	LEAQ (SI)(R13*1), AX
+	MOVQ DI, BX
+	MOVQ R12, CX
+
+f5seq4d:
+	LOADX
+	FMAROW(0, 64, 128, 192, VMOVUPS, Z12, Z13, Z14, Z15)
+	ADDQ $256, AX
+	ADDQ $256, BX
+	DECQ CX
+	JNE  f5seq4d
+
+f5red4:
 	ROWSUM(Z0, Z1, Z2, Z3)
 	ROWSUM(Z4, Z5, Z6, Z7)
 	ROWSUM(Z8, Z9, Z10, Z11)
@@ -252,14 +308,56 @@ h5row4:
 	MOVQ SI, AX
 	MOVQ DI, BX
 	MOVQ R12, CX
+	CMPQ R12, $1
+	JNE  h5seq4
 
-h5blk4:
+h5blk4: // one block: the four rows' 512 bytes read in order
 	LOADX
 	FMA4ROWS(0, 32, 64, 96, VCVTPH2PS)
+	JMP  h5red4
+
+h5seq4: // blocks of one row after the other (vecDotF32RowsAVX512)
+	LOADX
+	FMAROW(0, 32, 64, 96, VCVTPH2PS, Z0, Z1, Z2, Z3)
 	ADDQ $128, AX
 	ADDQ $256, BX
 	DECQ CX
-	JNE  h5blk4
+	JNE  h5seq4
+	LEAQ (SI)(R8*1), AX
+	MOVQ DI, BX
+	MOVQ R12, CX
+
+h5seq4b:
+	LOADX
+	FMAROW(0, 32, 64, 96, VCVTPH2PS, Z4, Z5, Z6, Z7)
+	ADDQ $128, AX
+	ADDQ $256, BX
+	DECQ CX
+	JNE  h5seq4b
+	LEAQ (SI)(R8*2), AX
+	MOVQ DI, BX
+	MOVQ R12, CX
+
+h5seq4c:
+	LOADX
+	FMAROW(0, 32, 64, 96, VCVTPH2PS, Z8, Z9, Z10, Z11)
+	ADDQ $128, AX
+	ADDQ $256, BX
+	DECQ CX
+	JNE  h5seq4c
+	LEAQ (SI)(R13*1), AX
+	MOVQ DI, BX
+	MOVQ R12, CX
+
+h5seq4d:
+	LOADX
+	FMAROW(0, 32, 64, 96, VCVTPH2PS, Z12, Z13, Z14, Z15)
+	ADDQ $128, AX
+	ADDQ $256, BX
+	DECQ CX
+	JNE  h5seq4d
+
+h5red4:
 	ROWSUM(Z0, Z1, Z2, Z3)
 	ROWSUM(Z4, Z5, Z6, Z7)
 	ROWSUM(Z8, Z9, Z10, Z11)
