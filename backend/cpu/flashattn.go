@@ -35,7 +35,8 @@ func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc
 const chunkHeads = 4
 
 // attendOneChunks is attendOneChunk for chunkHeads heads of eight elements of one query
-// row (the same keys): the same numbers, the heads' V accumulations interleaved (AVX2).
+// row (the same keys): the same numbers, the heads' V accumulations interleaved (AVX2
+// kernel), their scores and maxima computed together at the AVX-512 level.
 func attendOneChunks(outs, qs *[chunkHeads][]float32, k, v []uint16, hs *[chunkHeads]kvHead, scale float32, sc *attentionScratch) {
 	nk, cols := hs[0].n, hs[0].cols
 	var offs [chunkHeads]int // bytes
@@ -352,8 +353,8 @@ func accTileF16(acc []float32, v []uint16, t0 int, h kvHead, s []float32) {
 }
 
 // tileScores sets s[j] to the score of key t0+j in attendTiled: one fma32 chain over
-// the head's elements, times scale; eight or sixteen keys at a time in assembly where
-// there is one.
+// the head's elements, times scale; in assembly where there is one, a tile at a time
+// (AVX-512) or eight keys at a time (AVX2).
 func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 	if useNEON && tileScoresNEON(s, q, k, t0, h, scale) {
 		return
