@@ -29,7 +29,6 @@ type attentionScratch struct {
 	s      []float32 // (ctx) scores of one head
 	e      []float32 // (ctx) their exponentials (one-chunk path)
 	raised []bool    // (ctx) whether each score raised the running maximum (one-chunk path)
-	q16    []uint16  // (headDim) the query rounded to F16 (one-chunk path)
 	qf     []float32 // (headDim) the query rounded to F16, widened back
 	acc    []float32 // (max(ctx, headDim)) output accumulator, or one V column
 	acc16  []uint16  // (headDim) F16 output accumulator of the one-chunk path
@@ -37,6 +36,8 @@ type attentionScratch struct {
 	// each, and their accumulators (heads of 8).
 	e4   []float32
 	r4   []bool
+	s4   []float32               // (4·ctx) their scores (AVX-512)
+	q4   [8 * chunkHeads]float32 // their queries rounded to F16 (AVX-512)
 	acc4 [8 * chunkHeads]uint16
 }
 
@@ -48,13 +49,13 @@ func (s *attentionScratch) grow(ctx, headDim int) {
 		s.raised = make([]bool, ctx)
 		s.e4 = make([]float32, chunkHeads*ctx)
 		s.r4 = make([]bool, chunkHeads*ctx)
+		s.s4 = make([]float32, chunkHeads*ctx)
 	}
 	if len(s.acc) < max(ctx, headDim) {
 		s.acc = make([]float32, max(ctx, headDim))
 	}
 	if len(s.qf) < headDim {
 		s.qf = make([]float32, headDim)
-		s.q16 = make([]uint16, headDim)
 		s.acc16 = make([]uint16, headDim)
 	}
 }

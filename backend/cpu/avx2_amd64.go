@@ -88,3 +88,9 @@ func chunkAccF16AVX2(acc, v *uint16, vstride int, e *float32, raised *bool, nkey
 
 //go:noescape
 func chunkAccF16x4AVX2(acc, v *uint16, vstride int, offs *[4]int, e *float32, raised *bool, nkeys int, sums *[4]float32)
+
+//go:noescape
+func vecDotF32TailsAVX2(w *float32, ws int, x *float32, n, rows int, dst *float32)
+
+//go:noescape
+func vecDotF16F32TailsAVX2(w *uint16, ws int, x *float32, n, rows int, dst *float32)

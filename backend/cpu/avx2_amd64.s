@@ -328,8 +328,25 @@ fvred:
 	DECQ   R10
 	JNE    fvrow
 
-	// Tails: dst[r] = fma chain over the last n%64 elements, from the block sum.
 fvtails:
+	VZEROUPPER
+	JMP ·vecDotF32TailsAVX2(SB)
+
+fvdone:
+	VZEROUPPER
+	RET
+
+// func vecDotF32TailsAVX2(w *float32, ws int, x *float32, n, rows int, dst *float32)
+// The end of vecDotF32RowsAVX2 (and of vecDotF32RowsAVX512), which jump to it with their
+// arguments in place once dst[r] holds row r's reduced blocks of 64: dst[r] = the fma
+// chain over the last n%64 elements, from dst[r], eight rows' chains interleaved.
+TEXT ·vecDotF32TailsAVX2(SB), NOSPLIT, $0-48
+	MOVQ  ws+8(FP), R8
+	MOVQ  x+16(FP), DI
+	MOVQ  n+24(FP), R11
+	MOVQ  R11, R12
+	SHRQ  $6, R12         // blocks of 64
+	ANDQ  $63, R11        // tail
 	TESTQ R11, R11
 	JEQ   fvdone
 	MOVQ  w+0(FP), SI
@@ -1134,8 +1151,26 @@ gvred:
 	DECQ   R10
 	JNE    gvrow
 
-	// Tails: sum = float64(block sum), then += float64(F16(w[i])·x[i]) in order.
 gvtails:
+	VZEROUPPER
+	JMP ·vecDotF16F32TailsAVX2(SB)
+
+gvdone:
+	VZEROUPPER
+	RET
+
+// func vecDotF16F32TailsAVX2(w *uint16, ws int, x *float32, n, rows int, dst *float32)
+// The end of vecDotF16F32RowsAVX2 (and of vecDotF16F32RowsAVX512), which jump to it with
+// their arguments in place once dst[r] holds row r's reduced blocks of 64: sum =
+// float64(dst[r]), then += float64(F16(w[i])·x[i]) over the last n%64 elements in
+// order, eight rows' tails interleaved.
+TEXT ·vecDotF16F32TailsAVX2(SB), NOSPLIT, $0-48
+	MOVQ  ws+8(FP), R8
+	MOVQ  x+16(FP), DI
+	MOVQ  n+24(FP), R11
+	MOVQ  R11, R12
+	SHRQ  $6, R12         // blocks of 64
+	ANDQ  $63, R11        // tail
 	TESTQ R11, R11
 	JEQ   gvdone
 	MOVQ  w+0(FP), SI

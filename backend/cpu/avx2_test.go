@@ -326,11 +326,11 @@ func TestAttendSoftmaxBits(t *testing.T) {
 	}
 }
 
-// TestAttendOneChunksBits checks the four-head one-chunk attention (heads of 8, AVX2)
+// TestAttendOneChunksBits checks the four-head one-chunk attention (heads of 8, AVX2 kernels)
 // against attendOneChunkSeq head by head, with grouped-query heads sharing KV heads.
 func TestAttendOneChunksBits(t *testing.T) {
 	if !useAVX2 {
-		t.Skipf("attendOneChunks runs at the AVX2 level only (level %v)", tensor.Level())
+		t.Skipf("attendOneChunks runs at the AVX2 and AVX-512 levels only (level %v)", tensor.Level())
 	}
 	r := rand.New(rand.NewPCG(27, 28))
 	const hd = 8

@@ -30,11 +30,11 @@ func swigluRow(dst, gate, up []float32) {
 	simd := len(dst) &^ (lanes - 1)
 	gate, up = gate[:len(dst)], up[:len(dst)]
 	c := 0
-	if simd > 0 && (hasAVX512 || useAVX2) {
-		if useAVX2 {
-			swigluF32AVX2(&dst[0], &gate[0], &up[0], simd/8)
+	if simd > 0 && useAVX2 {
+		if hasAVX512 {
+			swigluF32AVX512(&dst[0], &gate[0], &up[0], simd/lanes)
 		} else {
-			swigluF32(&dst[0], &gate[0], &up[0], simd/8)
+			swigluF32AVX2(&dst[0], &gate[0], &up[0], simd/8)
 		}
 		c = simd
 	}

@@ -35,22 +35,20 @@ func attendOneChunk(out, q []float32, k, v []uint16, h kvHead, scale float32, sc
 const chunkHeads = 4
 
 // attendOneChunks is attendOneChunk for chunkHeads heads of eight elements of one query
-// row (the same keys): the same numbers, the heads' V accumulations interleaved (AVX2).
+// row (the same keys): the same numbers, the heads' V accumulations interleaved (AVX2
+// kernel), their scores and maxima computed together at the AVX-512 level.
 func attendOneChunks(outs, qs *[chunkHeads][]float32, k, v []uint16, hs *[chunkHeads]kvHead, scale float32, sc *attentionScratch) {
 	nk, cols := hs[0].n, hs[0].cols
-	e4, r4 := sc.e4[:chunkHeads*nk], sc.r4[:chunkHeads*nk]
-	var offs [chunkHeads]int
+	var offs [chunkHeads]int // bytes
 	for g := range chunkHeads {
 		if hs[g].n != nk || hs[g].cols != cols || len(qs[g]) != 8 {
 			panic("cpu: attendOneChunks: heads of different shapes")
 		}
-		e, raised := chunkWeights(qs[g], k, hs[g], scale, sc)
-		for j, x := range e {
-			e4[chunkHeads*j+g], r4[chunkHeads*j+g] = x, raised[j]
-		}
+		_ = k[(nk-1)*cols+hs[g].off+7]
 		_ = v[(nk-1)*cols+hs[g].off+7]
 		offs[g] = 2 * hs[g].off
 	}
+	e4, r4 := chunkWeights4(qs, k, hs, &offs, scale, sc)
 	acc := sc.acc4[:]
 	clear(acc)
 	var sums [chunkHeads]float32
@@ -60,18 +58,85 @@ func attendOneChunks(outs, qs *[chunkHeads][]float32, k, v []uint16, hs *[chunkH
 	}
 }
 
+// chunkWeights4 is chunkWeights for the heads of attendOneChunks (offs: their K offsets
+// in bytes, bounds checked), the weights and flags interleaved key by key: head g's key
+// j at e4[4j+g], r4[4j+g]. At the AVX-512 level the four heads' scores and maxima are
+// computed together, in that order.
+func chunkWeights4(qs *[chunkHeads][]float32, k []uint16, hs *[chunkHeads]kvHead, offs *[chunkHeads]int, scale float32, sc *attentionScratch) (e4 []float32, r4 []bool) {
+	nk := hs[0].n
+	e4, r4 = sc.e4[:chunkHeads*nk], sc.r4[:chunkHeads*nk]
+	if hasAVX512 {
+		s4 := sc.s4[:chunkHeads*nk]
+		for g, q := range qs {
+			roundF16Row(sc.q4[8*g:8*g+8], q[:8])
+		}
+		scores4x8F16AVX512(&k[0], 2*hs[0].cols, offs, &sc.q4, nk, &s4[0])
+		chunkMax4(s4, r4, scale)
+		expfRow(e4, s4)
+		return e4, r4
+	}
+	for g := range chunkHeads {
+		e, raised := chunkWeights(qs[g], k, hs[g], scale, sc)
+		for j, x := range e {
+			e4[chunkHeads*j+g], r4[chunkHeads*j+g] = x, raised[j]
+		}
+	}
+	return e4, r4
+}
+
 // chunkWeights computes attendOneChunk's softmax weights for one head: the scores of the
 // keys with the query rounded to F16, then e[j] = expf(m-s_j) for a key that raises the
 // running maximum m (raised[j]), expf(s_j-m) for the others. e and raised are sc's.
 func chunkWeights(q []float32, k []uint16, h kvHead, scale float32, sc *attentionScratch) (e []float32, raised []bool) {
 	hd := len(q)
-	q16, qf := sc.q16[:hd], sc.qf[:hd]
-	for d, x := range q {
-		q16[d] = toF16(x)
-		qf[d] = fromF16(q16[d])
-	}
+	qf := sc.qf[:hd]
+	roundF16Row(qf, q)
 	s, e, raised := sc.s[:h.n], sc.e[:h.n], sc.raised[:h.n]
-	chunkScores(s, k, q16, qf, h)
+	chunkScores(s, k, qf, h)
+	chunkMax(s, raised, scale)
+	expfRow(e, s)
+	return e, raised
+}
+
+// chunkMax scales the scores s and replaces each by its exponent for chunkWeights: for
+// each key j in order, x = s[j]·scale rounded, raised[j] = x > m for the running
+// maximum m (from -Inf), and s[j] = m-x where it is raised (m becomes x), x-m otherwise.
+func chunkMax(s []float32, raised []bool, scale float32) {
+	raised = raised[:len(s)]
+	if hasAVX512 && len(s) > 0 {
+		chunkMaxAVX512(&s[0], &raised[0], len(s), scale)
+		return
+	}
+	chunkMaxGo(s, raised, scale)
+}
+
+// chunkMax4 is chunkMax for chunkHeads heads' scores interleaved key by key (s[4j+g]
+// is head g's key j), each head with its own running maximum.
+func chunkMax4(s []float32, raised []bool, scale float32) {
+	raised = raised[:len(s)]
+	if hasAVX512 && len(s) > 0 && len(s)%chunkHeads == 0 {
+		chunkMax4AVX512(&s[0], &raised[0], len(s), scale)
+		return
+	}
+	chunkMax4Go(s, raised, scale)
+}
+
+// chunkMax4Go is chunkMax4 in Go, the definition of its bits: chunkMaxGo for each head.
+func chunkMax4Go(s []float32, raised []bool, scale float32) {
+	m := [chunkHeads]float32{float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1)), float32(math.Inf(-1))}
+	for j, x := range s {
+		g := j % chunkHeads
+		x = float32(x * scale)
+		if raised[j] = x > m[g]; raised[j] {
+			s[j], m[g] = m[g]-x, x
+		} else {
+			s[j] = x - m[g]
+		}
+	}
+}
+
+// chunkMaxGo is chunkMax in Go, the definition of its bits.
+func chunkMaxGo(s []float32, raised []bool, scale float32) {
 	m := float32(math.Inf(-1))
 	for j, x := range s {
 		x = float32(x * scale) // rounded: Go fuses it into m-x / x-m on arm64 otherwise
@@ -81,8 +146,6 @@ func chunkWeights(q []float32, k []uint16, h kvHead, scale float32, sc *attentio
 			s[j] = x - m
 		}
 	}
-	expfRow(e, s)
-	return e, raised
 }
 
 // chunkOutput sets out = acc / sum (0 where the sum is 0), acc in F16.
@@ -97,8 +160,8 @@ func chunkOutput(out []float32, acc []uint16, sum float32) {
 }
 
 // chunkScores sets s[j] to vecDotF16 (ggml_vec_dot_f16) of key j and the F16-rounded
-// query (q16, and the same values widened: qf), not yet scaled.
-func chunkScores(s []float32, k, q16 []uint16, qf []float32, h kvHead) {
+// query (its values widened: qf), not yet scaled.
+func chunkScores(s []float32, k []uint16, qf []float32, h kvHead) {
 	hd := len(qf)
 	if hd == 0 || len(s) == 0 {
 		clear(s)
@@ -109,21 +172,22 @@ func chunkScores(s []float32, k, q16 []uint16, qf []float32, h kvHead) {
 	}
 	if useAVX2 {
 		_ = k[(len(s)-1)*h.cols+h.off+hd-1]
-		vecDotF16F32RowsAVX2(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
-		return
-	}
-	if !hasAVX512 {
-		chunkScoresGo(s, k, qf, h)
-		return
-	}
-	for j := range s {
-		row := k[j*h.cols+h.off : j*h.cols+h.off+hd]
-		if hd < 4*lanes {
-			s[j] = float32(scoreF16(row, qf)) // the float64 sum alone
-		} else {
-			s[j] = vecDotF16(row, q16)
+		j := 0
+		switch {
+		case hasAVX512 && hd < 4*lanes && hd%8 == 0:
+			if j = len(s) &^ 7; j > 0 { // eight keys a step; the rest below
+				scoresF16x8AVX512(&k[h.off], 2*h.cols, &qf[0], hd, j/8, &s[0])
+			}
+		case hasAVX512:
+			vecDotF16F32RowsAVX512(&k[h.off], 2*h.cols, &qf[0], hd, len(s), &s[0])
+			return
 		}
+		if j < len(s) {
+			vecDotF16F32RowsAVX2(&k[j*h.cols+h.off], 2*h.cols, &qf[0], hd, len(s)-j, &s[j])
+		}
+		return
 	}
+	chunkScoresGo(s, k, qf, h)
 }
 
 // accumulateF16 is attendOneChunk's V accumulation: for each key j in order, with
@@ -162,6 +226,10 @@ func accumulateF16(acc, v []uint16, h kvHead, e []float32, raised []bool, accF [
 // expfRow sets dst[j] = expf(src[j]).
 func expfRow(dst, src []float32) {
 	dst = dst[:len(src)]
+	if hasAVX512 && len(src) > 0 {
+		expfRowAVX512(&dst[0], &src[0], len(src))
+		return
+	}
 	i := 0
 	if useAVX2 && len(src) >= 4 {
 		i = len(src) &^ 3
@@ -178,15 +246,9 @@ func expfRow(dst, src []float32) {
 	}
 }
 
-// scoreF16 is ggml_vec_dot_f16 for rows under 64 elements (vecDotF16 without blocks): the exact float32 products
-// of k (F16) and qf (F16 values widened) summed in float64 in order.
-func scoreF16(k []uint16, qf []float32) float64 {
-	if hasAVX512 && len(k)%8 == 0 && len(k) > 0 && len(qf) >= len(k) {
-		return dotF16Seq(&k[0], &qf[0], len(k))
-	}
-	return scoreF16Go(k, qf)
-}
-
+// scoreF16Go is ggml_vec_dot_f16 for rows under 64 elements (vecDotF16 without blocks):
+// the exact float32 products of k (F16) and qf (F16 values widened) summed in float64 in
+// order.
 func scoreF16Go(k []uint16, qf []float32) float64 {
 	var dot float64
 	for d, kd := range k {
@@ -201,7 +263,7 @@ func madRowF16(acc, v []uint16, s float32) {
 	if useNEON && madRowF16NEON(acc, v, s) {
 		return
 	}
-	if (hasAVX512 || useAVX2) && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
+	if useAVX2 && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
 		madF16(&acc[0], &v[0], s, len(acc)) // FMA and F16C only
 		return
 	}
@@ -226,7 +288,7 @@ func scaleRowF16(acc []uint16, s float32) {
 	if useNEON && scaleRowF16NEON(acc, s) {
 		return
 	}
-	if (hasAVX512 || useAVX2) && len(acc)%8 == 0 && len(acc) > 0 {
+	if useAVX2 && len(acc)%8 == 0 && len(acc) > 0 {
 		scaleF16(&acc[0], s, len(acc)) // AVX and F16C only
 		return
 	}
@@ -264,10 +326,7 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 			m = tmax
 		}
 		sum = float32(float64(sum) + softmaxExp(s, m))
-		for j, p := range s {
-			r := (t0 + j) * h.cols
-			accRowF16(acc, v[r+h.off:r+h.off+hd], p)
-		}
+		accTileF16(acc, v, t0, h, s)
 	}
 	inv := float32(0)
 	if sum != 0 {
@@ -278,15 +337,36 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 	}
 }
 
+// accTileF16 adds attendTiled's weighted V rows of a tile to acc in key order: for each
+// key t0+j, acc[d] = fma32(s[j], v[d], acc[d]) (accRowF16).
+func accTileF16(acc []float32, v []uint16, t0 int, h kvHead, s []float32) {
+	hd := len(acc)
+	if hasAVX512 && hd%lanes == 0 && hd > 0 && len(s) > 0 {
+		_ = v[(t0+len(s)-1)*h.cols+h.off+hd-1]
+		accTileF16AVX512(&acc[0], &v[t0*h.cols+h.off], 2*h.cols, &s[0], len(s), hd)
+		return
+	}
+	for j, p := range s {
+		r := (t0 + j) * h.cols
+		accRowF16(acc, v[r+h.off:r+h.off+hd], p)
+	}
+}
+
 // tileScores sets s[j] to the score of key t0+j in attendTiled: one fma32 chain over
-// the head's elements, times scale; eight keys at a time in assembly where there is one.
+// the head's elements, times scale; in assembly where there is one, a tile at a time
+// (AVX-512) or eight keys at a time (AVX2).
 func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 	if useNEON && tileScoresNEON(s, q, k, t0, h, scale) {
 		return
 	}
 	hd := len(q)
+	if hasAVX512 && hd%2 == 0 && hd > 0 && len(s) > 0 {
+		_ = k[(t0+len(s)-1)*h.cols+h.off+hd-1]
+		scoresTileF16AVX512(&k[t0*h.cols+h.off], 2*h.cols, &q[0], hd, len(s), scale, &s[0])
+		return
+	}
 	j := 0
-	if (hasAVX512 || useAVX2) && hd%8 == 0 && hd > 0 && len(s) >= 8 {
+	if useAVX2 && hd%8 == 0 && hd > 0 && len(s) >= 8 {
 		var idx [8]int32
 		for l := range idx {
 			idx[l] = int32(l * h.cols * 2)
@@ -294,11 +374,7 @@ func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 		for ; j+8 <= len(s); j += 8 {
 			r := (t0+j)*h.cols + h.off
 			_ = k[r+7*h.cols+hd-1]
-			if useAVX2 {
-				scores8F16AVX2(&k[r], &idx, &q[0], hd, scale, &s[j])
-			} else {
-				scores8F16(&k[r], &idx, &q[0], hd, scale, &s[j])
-			}
+			scores8F16AVX2(&k[r], &idx, &q[0], hd, scale, &s[j])
 		}
 		// The last keys with the cache rows after them (unused scores) where the cache
 		// has them.
@@ -330,15 +406,9 @@ func accRowF16(acc []float32, v []uint16, p float32) {
 	if useNEON && accRowF16NEON(acc, v, p) {
 		return
 	}
-	if len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
-		switch {
-		case useAVX2:
-			fmaRowF16AVX2(&acc[0], &v[0], p, len(acc))
-			return
-		case hasAVX512:
-			fmaRowF16(&acc[0], &v[0], p, len(acc))
-			return
-		}
+	if useAVX2 && len(acc)%8 == 0 && len(acc) > 0 && len(v) >= len(acc) {
+		fmaRowF16AVX2(&acc[0], &v[0], p, len(acc))
+		return
 	}
 	accRowF16Go(acc, v, p)
 }
@@ -367,6 +437,9 @@ func uint16s(b []byte) []uint16 {
 // of 16 once padded with masked (zero) entries: it replaces s[j] by ggml_v_expf(s[j]-m)
 // and returns the sum, each group of 16 reduced in float32 and added in float64.
 func softmaxExp(s []float32, m float32) float64 {
+	if hasAVX512 && len(s) > 0 {
+		return softmaxExpAVX512(&s[0], len(s), m)
+	}
 	if useAVX2 && len(s) > 0 {
 		return softmaxExpAVX2(&s[0], len(s), m)
 	}

@@ -122,13 +122,13 @@ func TestMadRow16(t *testing.T) {
 // level (chunkScores tests it only where it runs).
 func TestChunkScoresGo(t *testing.T) {
 	checkChunkScores(t, rand.New(rand.NewPCG(33, 34)), 300, []int{4, 8, 16, 32, 48, 64, 72, 128}, 40,
-		func(got []float32, k, q16 []uint16, qf []float32, h kvHead) { chunkScoresGo(got, k, qf, h) })
+		chunkScoresGo)
 }
 
 // checkChunkScores checks scores against vecDotF16Go, key by key, bit for bit, over
 // trials random heads (of the sizes hds in turn, up to maxKeys keys) inside a cache row
 // of one to three heads.
-func checkChunkScores(t *testing.T, r *rand.Rand, trials int, hds []int, maxKeys int, scores func(got []float32, k, q16 []uint16, qf []float32, h kvHead)) {
+func checkChunkScores(t *testing.T, r *rand.Rand, trials int, hds []int, maxKeys int, scores func(got []float32, k []uint16, qf []float32, h kvHead)) {
 	t.Helper()
 	for trial := range trials {
 		hd := hds[trial%len(hds)]
@@ -146,7 +146,7 @@ func checkChunkScores(t *testing.T, r *rand.Rand, trials int, hds []int, maxKeys
 		}
 		h := kvHead{off: r.IntN(kvHeads) * hd, cols: cols, n: nkeys}
 		got := make([]float32, nkeys)
-		scores(got, k, q16, qf, h)
+		scores(got, k, qf, h)
 		for j := range got {
 			want := vecDotF16Go(k[j*cols+h.off:j*cols+h.off+hd], q16)
 			if math.Float32bits(got[j]) != math.Float32bits(want) {

@@ -15,8 +15,8 @@ type tileFunc = func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int
 // floatTile returns the tile form of mulMatDot's dot for F32 and F16 weights (sgemm:
 // tinyBLAS takes the batch), or nil for the other types.
 func floatTile(wt tensor.DType, sgemm bool) tileFunc {
-	if hasAVX512 {
-		return nil // the AVX-512 dots of simd_amd64.s, one output at a time
+	if f := avx512Tile(wt, sgemm); f != nil {
+		return f
 	}
 	if f := avx2Tile(wt, sgemm); f != nil {
 		return f
@@ -36,9 +36,9 @@ func checkTile(wrb, xrb int, w []byte, wStride, mw int, x []byte, xStride, mx in
 }
 
 // f16WideX reports whether the F16 tiles of floatTile take their activations as F16
-// values widened to float32 (converted once per row, not once per weight row): at
-// every level but AVX-512, whose F16 kernels take F16 rows.
-func f16WideX() bool { return !hasAVX512 }
+// values widened to float32 (converted once per row, not once per weight row): they do
+// at every level.
+func f16WideX() bool { return true }
 
 // roundF16Row sets dst[i] = float32(F16(src[i])): the activations of an F16 matmul,
 // rounded to F16 (tensor.F32ToF16) and widened back.

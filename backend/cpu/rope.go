@@ -23,8 +23,9 @@ type ropeTask struct {
 func (t *ropeTask) run(_, lo, hi int) {
 	var cs [2 * maxRopePairs]float32 // cos, sin per pair
 	cache := cs[:t.r.Dims]
+	thetaScale := ropeThetaScale(t.r)
 	for i := lo; i < hi; i++ {
-		ropeCache(cache, float32(t.pos[i]), t.r, t.factors)
+		ropeCache(cache, float32(t.pos[i]), thetaScale, t.r, t.factors)
 		row := t.x[i*t.cols : (i+1)*t.cols]
 		for h := 0; h+t.r.HeadDim <= t.cols; h += t.r.HeadDim {
 			rotate(row[h:h+t.r.HeadDim], cache, t.r.NeoX)
@@ -32,13 +33,18 @@ func (t *ropeTask) run(_, lo, hi int) {
 	}
 }
 
+// ropeThetaScale is base^(-2/dims) rounded to float32, ggml_rope's theta_scale.
+func ropeThetaScale(r backend.Rope) float32 {
+	return float32(math.Pow(float64(r.Base), float64(float32(-2)/float32(r.Dims))))
+}
+
 // ropeCache fills cache with (cos θ, sin θ) per rotated pair at position pos, as
 // ggml_rope_cache_init does in float32: θ starts at pos and is multiplied by
-// base^(-2/dims) per pair, divided by the pair's frequency factor and multiplied by
-// the frequency scale. YaRN's extrapolation mix and magnitude scale are not applied
-// (ext_factor 0, attn_factor 1: llama.cpp's values for llama models without YaRN).
-func ropeCache(cache []float32, pos float32, r backend.Rope, factors []float32) {
-	thetaScale := float32(math.Pow(float64(r.Base), float64(float32(-2)/float32(r.Dims))))
+// thetaScale (ropeThetaScale) per pair, divided by the pair's frequency factor and
+// multiplied by the frequency scale. YaRN's extrapolation mix and magnitude scale are
+// not applied (ext_factor 0, attn_factor 1: llama.cpp's values for llama models
+// without YaRN).
+func ropeCache(cache []float32, pos, thetaScale float32, r backend.Rope, factors []float32) {
 	scale := r.Scale
 	if scale == 0 {
 		scale = 1

@@ -55,6 +55,32 @@ func sgemmTile2x2[W float32 | uint16](pair func(w *W, ws int, x *float32, xs int
 	}
 }
 
+// sgemmTile4x4 sets dst[i·dstStride+o] = sgemm(w row o, x row i) for o < mw, i < mx:
+// quad computes the 4×4 tiles (four weight rows against mx/4 groups of four activation
+// rows), edge the rest (the activation rows after the last group, and the weight rows
+// after the last four); weights of type W, activations float32.
+func sgemmTile4x4[W float32 | uint16](quad func(w *W, ws int, x *float32, xs int, nx4, nblk int, dst *float32, ds int), edge tileFunc,
+	n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	if mw <= 0 || mx <= 0 {
+		return
+	}
+	checkTile(n*int(unsafe.Sizeof(W(0))), n*4, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	mw4, mx4 := mw&^3, mx&^3
+	if mx4 > 0 && n >= lanes {
+		for o := 0; o < mw4; o += 4 {
+			quad((*W)(unsafe.Pointer(&w[o*wStride])), wStride, f32At(x, 0), xStride, mx4/4, n/lanes, &dst[o], 4*dstStride)
+		}
+	} else {
+		mx4 = 0
+	}
+	if mx4 < mx && mw4 > 0 {
+		edge(n, w, wStride, mw4, x[mx4*xStride:], xStride, mx-mx4, dst[mx4*dstStride:], dstStride)
+	}
+	if mw4 < mw {
+		edge(n, w[mw4*wStride:], wStride, mw-mw4, x, xStride, mx, dst[mw4:], dstStride)
+	}
+}
+
 // vecDotTileRows sets dst[i·dstStride+o] = vecDot(w row o, x row i, n) for o < mw,
 // i < mx, one rows call per activation row; weights of type W, activations float32.
 func vecDotTileRows[W float32 | uint16](rows func(w *W, ws int, x *float32, n, rows int, dst *float32),
