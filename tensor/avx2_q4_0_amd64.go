@@ -92,7 +92,9 @@ func dotQ4_0PanelTileAVX2(n int, w []byte, mw int, x []byte, xStride, mx int, ds
 
 // dotQ4_0PanelTileVNNI is dotQ4_0PanelTileAVX2 with the VPDPBUSD kernels
 // q40PanelsX8VNNI (eight activation rows a pass: 8-20% faster than four),
-// q40PanelsX4VNNI and q40PanelX1VNNI: the same bits.
+// q40PanelsX4VNNI and q40PanelX1VNNI: the same bits. The ZMM kernels
+// (dotQ4_0PanelTileZMM) replace them at the AVX-512 level; the tests and
+// BenchmarkTilePanelZMM still run them.
 func dotQ4_0PanelTileVNNI(n int, w []byte, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotQ4_0PanelTileBy(q40PanelKernels{q40PanelsX8VNNI, q40PanelsX4VNNI, q40PanelX1VNNI}, n, w, mw, x, xStride, mx, dst, dstStride)
 }
