@@ -7,9 +7,9 @@ import (
 )
 
 // TestQ80TilesZMMRaw checks the ZMM Q8_0 lane tiles (and the two-by-four over rows
-// prepared in pairs) against the YMM ones, bit for bit,
-// on blocks of random bytes (quants -128 included on both sides, any finite scale)
-// and odd block and row-group counts, past what quantizing produces.
+// prepared in pairs) against the YMM ones, bit for bit, on blocks of random bytes
+// (quants -128 included on both sides, any finite scale) and odd block and row-group
+// counts, past what quantizing produces.
 func TestQ80TilesZMMRaw(t *testing.T) {
 	if !hasFMA || !hasVNNI {
 		t.Skip("no AVX512-VNNI here")
