@@ -8,7 +8,7 @@ import (
 )
 
 // TestQ8LanesKernels checks q8LanesTileBy with each set of Q8_0 lane kernels the CPU
-// allows (AVX2, VPDPBUSD) for every format that goes through them (Q8_0 itself; Q5_0,
+// allows (AVX2, VPDPBUSD on YMM and on ZMM) for every format that goes through them (Q8_0 itself; Q5_0,
 // Q4_0 and Q4_1 converted) against the Go definitions of the x86 order one output
 // after another, bit for bit, on random tiles: odd block counts, weight rows that are
 // not a multiple of two or four, activation rows past groups of four, weights of
@@ -30,8 +30,10 @@ func TestQ8LanesKernels(t *testing.T) {
 		ok   bool
 		k    q80Kernels
 	}{
-		{"avx2", hasFMA, q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1}},
-		{"vnni", hasFMA && hasVNNI, q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI}},
+		{"avx2", hasFMA, q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1, nil, nil}},
+		{"vnni", hasFMA && hasVNNI, q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI, nil, nil}},
+		{"zmm", hasFMA && hasVNNI, q80KernelsZMM()},
+		{"zmmpair", hasFMA && hasVNNI, q80KernelsPairZMM()},
 	} {
 		for _, f := range formats {
 			t.Run(fmt.Sprintf("%s/%v", k.name, f.typ), func(t *testing.T) {
@@ -74,17 +76,20 @@ func testQ8Lanes(t *testing.T, k q80Kernels, typ DType, conv func(dst, src []byt
 	}
 }
 
-// BenchmarkQ8LanesKernels times q8LanesTileBy with the AVX2 and the VPDPBUSD kernels
-// side by side, for Q8_0 and Q4_1 at BenchmarkTilePrompt's, BenchmarkTilePromptSmall's
-// and BenchmarkTileDecodeCached's shapes, on one thread (weight bytes times rows).
+// BenchmarkQ8LanesKernels times q8LanesTileBy with the AVX2, the VPDPBUSD (YMM) and the
+// ZMM kernels side by side, for Q8_0 and Q4_1 at BenchmarkTilePrompt's,
+// BenchmarkTilePromptSmall's and BenchmarkTileDecodeCached's shapes, on one thread
+// (weight bytes times rows).
 func BenchmarkQ8LanesKernels(b *testing.B) {
 	kernels := []struct {
 		name string
 		ok   bool
 		k    q80Kernels
 	}{
-		{"avx2", hasFMA, q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1}},
-		{"vnni", hasFMA && hasVNNI, q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI}},
+		{"avx2", hasFMA, q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1, nil, nil}},
+		{"vnni", hasFMA && hasVNNI, q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI, nil, nil}},
+		{"zmm", hasFMA && hasVNNI, q80KernelsZMM()},
+		{"zmmpair", hasFMA && hasVNNI, q80KernelsPairZMM()},
 	}
 	for _, sh := range []struct {
 		name        string
@@ -108,6 +113,38 @@ func BenchmarkQ8LanesKernels(b *testing.B) {
 					})
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkQ8LanesZMM times q8LanesTileBy with the YMM and the ZMM VPDPBUSD kernels in
+// turns (cpuTurns: ymm-cpuGB/s, zmm-cpuGB/s and their ratio zmm/ymm) at
+// BenchmarkQ8LanesKernels's shapes, for Q8_0 and Q4_1.
+func BenchmarkQ8LanesZMM(b *testing.B) {
+	if !hasFMA || !hasVNNI {
+		b.Skip("no AVX512-VNNI here")
+	}
+	ymm := q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI, nil, nil}
+	for _, sh := range []struct {
+		name        string
+		n, rows, mx int
+	}{{"Prompt", 4096, 512, 64}, {"PromptSmall", 256, 256, 64}, {"DecodeCached", 4096, 256, 1}} {
+		for _, f := range []struct {
+			typ  DType
+			conv func(dst, src []byte)
+			ms   int
+		}{{Q8_0, nil, -1}, {Q4_1, q4_1AsQ8, 2}} {
+			w, x := benchRows(b, f.typ, sh.n, sh.rows, sh.mx)
+			dst := make([]float32, sh.rows*sh.mx)
+			xs := f.typ.VecDotType().RowBytes(sh.n)
+			tile := func(k q80Kernels) func() {
+				return func() {
+					q8LanesTileBy(k, f.conv, f.typ.BlockBytes(), f.ms >= 0, f.ms, sh.n, w, f.typ.RowBytes(sh.n), sh.rows, x, xs, sh.mx, dst, sh.rows)
+				}
+			}
+			b.Run(fmt.Sprintf("%s/%v", sh.name, f.typ), func(b *testing.B) {
+				cpuTurns(b, int64(len(w)*sh.mx), []string{"ymm", "zmm", "zmmpair"}, tile(ymm), tile(q80KernelsZMM()), tile(q80KernelsPairZMM()))
+			})
 		}
 	}
 }

@@ -1,0 +1,66 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestQ80TilesZMMRaw checks the ZMM Q8_0 lane tiles (and the two-by-four over rows
+// prepared in pairs) against the YMM ones, bit for bit, on blocks of random bytes
+// (quants -128 included on both sides, any finite scale) and odd block and row-group
+// counts, past what quantizing produces.
+func TestQ80TilesZMMRaw(t *testing.T) {
+	if !hasFMA || !hasVNNI {
+		t.Skip("no AVX512-VNNI here")
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	blocks := func(b []byte) {
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		for k := 0; k+q8_0Bytes <= len(b); k += q8_0Bytes {
+			h := F32ToF16(float32(r.NormFloat64() * math.Ldexp(1, r.IntN(30)-15)))
+			b[k], b[k+1] = byte(h), byte(h>>8)
+		}
+	}
+	for trial := range 40 {
+		nb, groups := 1+r.IntN(11), 1+r.IntN(5)
+		rb := nb * q8_0Bytes
+		w := make([]byte, 4*groups*rb)
+		blocks(w)
+		x := make([]byte, 4*rb)
+		blocks(x)
+		ps := nb * q80XPrepBytes
+		xp := make([]byte, 4*ps)
+		for i := range 4 {
+			q80XPrepVNNI(&x[i*rb], nb, &xp[i*ps])
+		}
+		ds := 4*groups + 1
+		got, want := make([]float32, 4*ds), make([]float32, 4*ds)
+		q80TileR2X4VNNI(&w[0], rb, 2*groups, &xp[0], ps, nb, &want[0], 4*ds)
+		q80TileR2X4ZMM(&w[0], rb, 2*groups, &xp[0], ps, nb, &got[0], 4*ds)
+		for k := range got {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+				t.Fatalf("trial %d (%d blocks): r2x4 [%d] = %g, YMM %g", trial, nb, k, got[k], want[k])
+			}
+		}
+		pp := make([]byte, 4*ps)
+		q80XPrepPairZMM(&x[0], &x[rb], nb, &pp[0])
+		q80XPrepPairZMM(&x[2*rb], &x[3*rb], nb, &pp[2*ps])
+		clear(got)
+		q80TileR2X4PairZMM(&w[0], rb, 2*groups, &pp[0], ps, nb, &got[0], 4*ds)
+		for k := range got {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+				t.Fatalf("trial %d (%d blocks): r2x4 over pairs [%d] = %g, YMM %g", trial, nb, k, got[k], want[k])
+			}
+		}
+		q80TileR4X1VNNI(&w[0], rb, groups, &xp[ps], nb, &want[0])
+		q80TileR4X1ZMM(&w[0], rb, groups, &xp[ps], nb, &got[0])
+		for k := range 4 * groups {
+			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
+				t.Fatalf("trial %d (%d blocks): r4x1 [%d] = %g, YMM %g", trial, nb, k, got[k], want[k])
+			}
+		}
+	}
+}
