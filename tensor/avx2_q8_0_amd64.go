@@ -43,11 +43,16 @@ type q80Kernels struct {
 	pair80, pair81 func(x0, x1 *byte, nb int, dst *byte)
 }
 
-// q80LaneKernels returns the level's Q8_0 lane kernels: the VPDPBUSD ones with
-// AVX512-VNNI, the AVX2 ones otherwise. The ZMM tiles, with the same bits, are not
-// taken: on Zen 4 (BenchmarkQ8LanesZMM) those of q80KernelsZMM run at 0.8-0.9x the
-// YMM ones, those of q80KernelsPairZMM at 0.97-1.03x.
+// q80LaneKernels returns the level's Q8_0 lane kernels: the ZMM VPDPBUSD ones where the
+// CPU runs them at full width (hasWideVNNI), the YMM VPDPBUSD ones with AVX512-VNNI
+// otherwise, the AVX2 ones without it; all give the same bits. BenchmarkQ8LanesZMM,
+// ZMM over YMM: on an Intel Xeon (the GPU machines' hosts) 1.23-1.34x for Q8_0 prompts,
+// 1.12-1.21x for Q4_1, 1.05x for a cached Q8_0 decode; on Zen 4 0.8-0.9x
+// (q80KernelsPairZMM 0.97-1.03x there).
 func q80LaneKernels() q80Kernels {
+	if hasWideVNNI {
+		return q80KernelsZMM()
+	}
 	if hasVNNI {
 		return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI, nil, nil}
 	}

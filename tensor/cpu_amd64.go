@@ -17,6 +17,11 @@ var (
 	// hasAVX512 is set when, besides AVX2 and FMA, the AVX-512 foundation and
 	// vector-length instructions can be used (the OS saves the ZMM state).
 	hasAVX512 = levelCap >= LevelAVX512 && hasFMA && cpuHasAVX512()
+
+	// hasWideVNNI is set when, besides hasVNNI, the CPU runs 512-bit instructions at full
+	// width, so that a ZMM VPDPBUSD does twice a YMM one's work: every AVX-512 CPU but
+	// AMD's Zen 4 (family 19h), which splits each into two 256-bit halves.
+	hasWideVNNI = hasVNNI && hasAVX512 && !cpuIsZen4()
 )
 
 // Level returns the kernel level this process uses: the best the CPU and the operating
@@ -91,4 +96,20 @@ func cpuHasAVX512() bool {
 	_, b7, _, _ := cpuid(7, 0)
 	const avx512f, avx512vl = 1 << 16, 1 << 31
 	return b7&(avx512f|avx512vl) == avx512f|avx512vl
+}
+
+// cpuIsZen4 reports whether the CPU is an AMD of family 19h (Zen 3 and Zen 4; of them only
+// Zen 4 has AVX-512).
+func cpuIsZen4() bool {
+	_, b, c, d := cpuid(0, 0)
+	const auth, enti, camd = 0x68747541, 0x69746e65, 0x444d4163 // "AuthenticAMD"
+	if b != auth || d != enti || c != camd {
+		return false
+	}
+	a1, _, _, _ := cpuid(1, 0)
+	family := (a1 >> 8) & 0xf
+	if family == 0xf {
+		family += (a1 >> 20) & 0xff
+	}
+	return family == 0x19
 }
