@@ -54,19 +54,10 @@ func q40PanelX1(w, x *byte, tab *uint32, nb, np int, dst *float32)
 //go:noescape
 func q40PanelsX4(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
 
-//go:noescape
-func q40PanelX1VNNI(w, x *byte, tab *uint32, nb, np int, dst *float32)
-
-//go:noescape
-func q40PanelsX4VNNI(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
-
-//go:noescape
-func q40PanelsX8VNNI(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
-
 // q40PanelTile is Q4_0PanelTileFunc on amd64: at the AVX2 level the AVX2 kernels, at
 // the AVX-512 level (AVX512-VNNI) the VPDPBUSD ones on ZMM registers (1.3-1.6x the
-// YMM ones for a prompt on Zen 4, 1.1-1.3x for a decode from the cache:
-// BenchmarkTilePanelZMM), with the same bits; nil without FMA.
+// YMM VPDPBUSD kernels they replaced for a prompt on Zen 4, 1.1-1.3x for a decode from
+// the cache; 1.1-1.4x on a Xeon), with the same bits; nil without FMA.
 func q40PanelTile() PanelTileFunc {
 	switch {
 	case hasFMA && hasVNNI:
@@ -88,15 +79,6 @@ type q40PanelKernels struct {
 // q40PanelsX4 and q40PanelX1 (dotQ4_0PanelTileBy).
 func dotQ4_0PanelTileAVX2(n int, w []byte, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotQ4_0PanelTileBy(q40PanelKernels{nil, q40PanelsX4, q40PanelX1}, n, w, mw, x, xStride, mx, dst, dstStride)
-}
-
-// dotQ4_0PanelTileVNNI is dotQ4_0PanelTileAVX2 with the VPDPBUSD kernels
-// q40PanelsX8VNNI (eight activation rows a pass: 8-20% faster than four),
-// q40PanelsX4VNNI and q40PanelX1VNNI: the same bits. The ZMM kernels
-// (dotQ4_0PanelTileZMM) replace them at the AVX-512 level; the tests and
-// BenchmarkTilePanelZMM still run them.
-func dotQ4_0PanelTileVNNI(n int, w []byte, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotQ4_0PanelTileBy(q40PanelKernels{q40PanelsX8VNNI, q40PanelsX4VNNI, q40PanelX1VNNI}, n, w, mw, x, xStride, mx, dst, dstStride)
 }
 
 // dotQ4_0PanelTileBy computes a panel tile (PanelTileFunc) with k: the activation rows

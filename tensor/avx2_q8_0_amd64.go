@@ -32,31 +32,37 @@ func q80TileR4X1VNNI(w *byte, wstride, nquads int, xp *byte, nb int, dst *float3
 const q80XPrepBytes = 96
 
 // q80Kernels are the kernels of q8LanesTile: the preparation of a Q8_0 and of a Q8_1
-// activation row, the two-by-four and the four-by-one tiles over prepared rows, and,
-// if not nil, the preparation of two Q8_0 or Q8_1 rows in pairs for an r2x4 that
-// reads them so (q80TileR2X4PairZMM; the rows of each group of four in two pairs,
-// the rest one by one for r4x1).
+// activation row, and the two-by-four and the four-by-one tiles over prepared rows.
 type q80Kernels struct {
 	prep80, prep81 func(x *byte, nb int, dst *byte)
 	r2x4           func(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
 	r4x1           func(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
-	pair80, pair81 func(x0, x1 *byte, nb int, dst *byte)
 }
 
 // q80LaneKernels returns the level's Q8_0 lane kernels: the ZMM VPDPBUSD ones where the
 // CPU runs them at full width (hasWideVNNI), the YMM VPDPBUSD ones with AVX512-VNNI
 // otherwise, the AVX2 ones without it; all give the same bits. BenchmarkQ8LanesZMM,
 // ZMM over YMM: on an Intel Xeon (the GPU machines' hosts) 1.23-1.34x for Q8_0 prompts,
-// 1.12-1.21x for Q4_1, 1.05x for a cached Q8_0 decode; on Zen 4 0.8-0.9x
-// (q80KernelsPairZMM 0.97-1.03x there).
+// 1.12-1.21x for Q4_1, 1.05x for a cached Q8_0 decode; on Zen 4 0.8-0.9x.
 func q80LaneKernels() q80Kernels {
 	if hasWideVNNI {
 		return q80KernelsZMM()
 	}
 	if hasVNNI {
-		return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI, nil, nil}
+		return q80KernelsVNNI()
 	}
-	return q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1, nil, nil}
+	return q80KernelsAVX2()
+}
+
+// q80KernelsAVX2 returns the AVX2 Q8_0 lane kernels (avx2_q8_0_amd64.s).
+func q80KernelsAVX2() q80Kernels {
+	return q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1}
+}
+
+// q80KernelsVNNI returns the VPDPBUSD Q8_0 lane kernels on YMM registers
+// (vnni_q8_0_amd64.s).
+func q80KernelsVNNI() q80Kernels {
+	return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI}
 }
 
 // q8LanesTile computes a tile in the x86 lane order of a 32-element block format whose
@@ -84,20 +90,12 @@ func q8LanesTileBy(k q80Kernels, conv func(dst, src []byte), wbb int, q81 bool, 
 	defer tileScratchPool.Put(s)
 	ps := nb * q80XPrepBytes
 	s.w = growBytes(s.w, mx*ps)
-	for i := 0; i < mx; i++ {
-		switch {
-		case k.pair80 != nil && i < mx&^3: // rows i and i+1 in pairs, in their 2·ps bytes
-			if q81 {
-				k.pair81(&x[i*xStride], &x[(i+1)*xStride], nb, &s.w[i*ps])
-			} else {
-				k.pair80(&x[i*xStride], &x[(i+1)*xStride], nb, &s.w[i*ps])
-			}
-			i++
-		case q81:
-			k.prep81(&x[i*xStride], nb, &s.w[i*ps])
-		default:
-			k.prep80(&x[i*xStride], nb, &s.w[i*ps])
-		}
+	prep := k.prep80
+	if q81 {
+		prep = k.prep81
+	}
+	for i := range mx {
+		prep(&x[i*xStride], nb, &s.w[i*ps])
 	}
 	xp := s.w
 	rb := nb * q8_0Bytes

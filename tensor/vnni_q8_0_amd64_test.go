@@ -30,10 +30,9 @@ func TestQ8LanesKernels(t *testing.T) {
 		ok   bool
 		k    q80Kernels
 	}{
-		{"avx2", hasFMA, q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1, nil, nil}},
-		{"vnni", hasFMA && hasVNNI, q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI, nil, nil}},
+		{"avx2", hasFMA, q80KernelsAVX2()},
+		{"vnni", hasFMA && hasVNNI, q80KernelsVNNI()},
 		{"zmm", hasFMA && hasVNNI, q80KernelsZMM()},
-		{"zmmpair", hasFMA && hasVNNI, q80KernelsPairZMM()},
 	} {
 		for _, f := range formats {
 			t.Run(fmt.Sprintf("%s/%v", k.name, f.typ), func(t *testing.T) {
@@ -86,10 +85,9 @@ func BenchmarkQ8LanesKernels(b *testing.B) {
 		ok   bool
 		k    q80Kernels
 	}{
-		{"avx2", hasFMA, q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1, nil, nil}},
-		{"vnni", hasFMA && hasVNNI, q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI, nil, nil}},
+		{"avx2", hasFMA, q80KernelsAVX2()},
+		{"vnni", hasFMA && hasVNNI, q80KernelsVNNI()},
 		{"zmm", hasFMA && hasVNNI, q80KernelsZMM()},
-		{"zmmpair", hasFMA && hasVNNI, q80KernelsPairZMM()},
 	}
 	for _, sh := range []struct {
 		name        string
@@ -124,7 +122,7 @@ func BenchmarkQ8LanesZMM(b *testing.B) {
 	if !hasFMA || !hasVNNI {
 		b.Skip("no AVX512-VNNI here")
 	}
-	ymm := q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI, nil, nil}
+	ymm := q80KernelsVNNI()
 	for _, sh := range []struct {
 		name        string
 		n, rows, mx int
@@ -143,7 +141,7 @@ func BenchmarkQ8LanesZMM(b *testing.B) {
 				}
 			}
 			b.Run(fmt.Sprintf("%s/%v", sh.name, f.typ), func(b *testing.B) {
-				cpuTurns(b, int64(len(w)*sh.mx), []string{"ymm", "zmm", "zmmpair"}, tile(ymm), tile(q80KernelsZMM()), tile(q80KernelsPairZMM()))
+				cpuTurns(b, int64(len(w)*sh.mx), []string{"ymm", "zmm"}, tile(ymm), tile(q80KernelsZMM()))
 			})
 		}
 	}

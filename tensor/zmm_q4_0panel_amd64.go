@@ -1,8 +1,8 @@
 package tensor
 
-// The Q4_0 panel kernels on ZMM registers (zmm_q4_0panel_amd64.s): q40PanelX1VNNI,
-// q40PanelsX4VNNI and q40PanelsX8VNNI two panels at a time, one to each half of a
-// register; the same bits (dotQ4_0RepackGo's).
+// The Q4_0 panel kernels on ZMM registers (zmm_q4_0panel_amd64.s): VPDPBUSD over two
+// panels at a time, one to each half of a register; the same bits as the AVX2 kernels
+// (dotQ4_0RepackGo's).
 
 //go:noescape
 func q40PanelX1ZMM(w, x *byte, tab *uint32, nb, np int, dst *float32)
@@ -13,7 +13,8 @@ func q40PanelsX4ZMM(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float
 //go:noescape
 func q40PanelsX8ZMM(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
 
-// dotQ4_0PanelTileZMM is dotQ4_0PanelTileVNNI with the ZMM kernels: the same bits.
+// dotQ4_0PanelTileZMM is dotQ4_0PanelTileAVX2 with the ZMM kernels (and eight activation
+// rows a pass): the same bits.
 func dotQ4_0PanelTileZMM(n int, w []byte, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	dotQ4_0PanelTileBy(q40PanelKernels{q40PanelsX8ZMM, q40PanelsX4ZMM, q40PanelX1ZMM}, n, w, mw, x, xStride, mx, dst, dstStride)
 }

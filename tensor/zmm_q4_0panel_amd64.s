@@ -1,17 +1,19 @@
 #include "textflag.h"
 
-// The Q4_0 panel kernels of vnni_q4_0panel_amd64.s (q40PanelX1VNNI, q40PanelsX4VNNI,
-// q40PanelsX8VNNI) on ZMM registers: two panels at a time, panel p's block in the low
-// 256-bit half of each register and panel p+1's in the high half, so that each half
-// does what the YMM kernels do for one panel, lane for lane: the same exact integer
-// sums (VPHADDD's pairs summed by two VSHUFPS and a VPADDD, as VPHADDD has no ZMM
-// form), then the same float32 operations in the same order (dotQ4_0RepackGo's), so
-// the bits are theirs. A last odd panel goes through both halves and its low half is
-// kept.
+// AVX512-VNNI kernels over Q4_0 weights in the panel layout (q4_0panel.go): what
+// q40PanelX1 and q40PanelsX4 (avx2_q4_0_amd64.s) compute, lane for lane (and
+// q40PanelsX8ZMM for eight activation rows), with VPDPBUSD (four u8·s8 products summed
+// into an int32) in place of VPMADDUBSW, VPADDW and VPMADDWD, two panels at a time:
+// panel p's block in the low 256-bit half of each register and panel p+1's in the high
+// half. The integer sums are exact either way (VPHADDD's pairs summed by two VSHUFPS
+// and a VPADDD, as VPHADDD has no ZMM form), and the float32 operations are the same,
+// in the same order (dotQ4_0RepackGo's), so the bits are the AVX2 kernels'. A last odd
+// panel goes through both halves and its low half is kept.
 
-// Q40ZP8 loads block b of panels p (at SI) and p+1 (at R15) as Q40VP8 does one panel's:
-// their nibbles into Z4..Z11 and their sixteen dw as float32 into Z18. Needs Z16 = the
-// nibble mask.
+// Q40ZP8 loads block b of panels p (at SI) and p+1 (at R15), one to each 256-bit half:
+// their nibbles into Z4..Z11 (low nibbles of rows 0,1,4,5 bytes 0-7 and 8-15 in Z4, Z5,
+// their high nibbles in Z6, Z7; rows 2,3,6,7 likewise in Z8..Z11) and their sixteen dw
+// as float32 into Z18. Needs Z16 = the nibble mask.
 #define Q40ZP8 \
 	VMOVDQU      16(SI), Y4; \
 	VINSERTI64X4 $1, 16(R15), Z4, Z4; \
@@ -37,8 +39,10 @@
 	VINSERTI32X4 $1, (R15), Y18, Y18; \
 	VCVTPH2PS    Y18, Z18
 
-// Q40ZX is Q40VX for the two panels of Q40ZP8 and the activation row at (xp), with
-// 8·Σx at koff(tb) and dx at doff(tb). Z12..Z15 are clobbered.
+// Q40ZX adds the block of the activation row at (xp) to acc (the two panels' rows'
+// lanes), with 8·Σx at koff(tb), dx at doff(tb) and the rows' dw (float32) in Z18: row
+// r's Σ u·x in its lane, less 8·Σx, converted, times dw·dx, added by one FMA.
+// Z12..Z15 are clobbered.
 #define Q40ZX(xp, tb, koff, doff, acc) \
 	VPBROADCASTQ 2(xp), Z12; \
 	VPXORD       Z13, Z13, Z13; \
@@ -96,7 +100,7 @@
 	CMOVQEQ SI, R15
 
 // func q40PanelX1ZMM(w *byte, x *byte, tab *uint32, nb, np int, dst *float32)
-// q40PanelX1VNNI two panels at a time; the same bits. Each block it prefetches the
+// q40PanelX1 (avx2_q4_0_amd64.s) two panels at a time; the same bits. Each block it prefetches the
 // three lines q40zpfd bytes ahead in each of the two panels, and at each pair the
 // first q40zpfd bytes of the second panel.
 #define q40zpfd 1152
@@ -184,7 +188,7 @@ q40z1last:
 	RET
 
 // func q40PanelsX4ZMM(w *byte, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
-// q40PanelsX4VNNI two panels at a time; the same bits.
+// q40PanelsX4 (avx2_q4_0_amd64.s) two panels at a time; the same bits.
 TEXT ·q40PanelsX4ZMM(SB), NOSPLIT, $0-64
 	MOVQ         w+0(FP), SI
 	MOVQ         x+8(FP), DI
@@ -255,7 +259,8 @@ q40zx4last:
 	RET
 
 // func q40PanelsX8ZMM(w *byte, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
-// q40PanelsX8VNNI two panels at a time; the same bits.
+// q40PanelsX4ZMM for eight activation rows a pass (each block unpacked once for the
+// eight), two panels at a time; the same bits.
 TEXT ·q40PanelsX8ZMM(SB), NOSPLIT, $0-64
 	MOVQ         w+0(FP), SI
 	MOVQ         x+8(FP), DI

@@ -12,21 +12,5 @@ func q80TileR4X1ZMM(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32
 
 // q80KernelsZMM returns the Q8_0 lane kernels with the ZMM tiles (AVX512-VNNI).
 func q80KernelsZMM() q80Kernels {
-	return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4ZMM, q80TileR4X1ZMM, nil, nil}
-}
-
-//go:noescape
-func q80XPrepPairZMM(x0, x1 *byte, nb int, dst *byte)
-
-//go:noescape
-func q81XPrepPairZMM(x0, x1 *byte, nb int, dst *byte)
-
-//go:noescape
-func q80TileR2X4PairZMM(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
-
-// q80KernelsPairZMM returns the Q8_0 lane kernels with the ZMM two-by-four tile over
-// activation rows prepared in pairs (zmm_q8_0pair_amd64.s) and the YMM four-by-one
-// tile (q80TileR4X1VNNI) for the rest.
-func q80KernelsPairZMM() q80Kernels {
-	return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4PairZMM, q80TileR4X1VNNI, q80XPrepPairZMM, q81XPrepPairZMM}
+	return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4ZMM, q80TileR4X1ZMM}
 }

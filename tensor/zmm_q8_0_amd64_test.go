@@ -6,8 +6,7 @@ import (
 	"testing"
 )
 
-// TestQ80TilesZMMRaw checks the ZMM Q8_0 lane tiles (and the two-by-four over rows
-// prepared in pairs) against the YMM ones, bit for bit, on blocks of random bytes
+// TestQ80TilesZMMRaw checks the ZMM Q8_0 lane tiles against the YMM ones, bit for bit, on blocks of random bytes
 // (quants -128 included on both sides, any finite scale) and odd block and row-group
 // counts, past what quantizing produces.
 func TestQ80TilesZMMRaw(t *testing.T) {
@@ -43,16 +42,6 @@ func TestQ80TilesZMMRaw(t *testing.T) {
 		for k := range got {
 			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
 				t.Fatalf("trial %d (%d blocks): r2x4 [%d] = %g, YMM %g", trial, nb, k, got[k], want[k])
-			}
-		}
-		pp := make([]byte, 4*ps)
-		q80XPrepPairZMM(&x[0], &x[rb], nb, &pp[0])
-		q80XPrepPairZMM(&x[2*rb], &x[3*rb], nb, &pp[2*ps])
-		clear(got)
-		q80TileR2X4PairZMM(&w[0], rb, 2*groups, &pp[0], ps, nb, &got[0], 4*ds)
-		for k := range got {
-			if math.Float32bits(got[k]) != math.Float32bits(want[k]) {
-				t.Fatalf("trial %d (%d blocks): r2x4 over pairs [%d] = %g, YMM %g", trial, nb, k, got[k], want[k])
 			}
 		}
 		q80TileR4X1VNNI(&w[0], rb, groups, &xp[ps], nb, &want[0])

@@ -49,7 +49,7 @@ func sgemmTileF32AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx in
 }
 
 // sgemmTileF16AVX2 is sgemmTileF32AVX2 over F16 weight rows and activation rows of F16
-// values widened to float32 (sgemmF16; f16WideX).
+// values widened to float32 (sgemmF16; MatMul widens them once a row).
 func sgemmTileF16AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	sgemmTile2x2(sgemm2x2F16AVX2, sgemmF16F32BlocksAVX2, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
@@ -60,7 +60,7 @@ func vecDotTileF32AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 }
 
 // vecDotTileF16AVX2 sets dst[i·dstStride+o] = vecDotF16(w row o, x row i) over n
-// elements, x holding F16 values widened to float32 (f16WideX).
+// elements, x holding F16 values widened to float32 (MatMul widens them once a row).
 func vecDotTileF16AVX2(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	vecDotTileRows(vecDotF16F32RowsAVX2, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

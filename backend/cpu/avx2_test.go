@@ -81,7 +81,7 @@ func TestFloatTilesBits(t *testing.T) {
 				dstStride := mw + r.IntN(3)
 				dst := make([]float32, (mx-1)*dstStride+mw)
 				tx, txStride := x, xStride
-				if wt == tensor.F16 && f16WideX() { // the tile takes the activations widened
+				if wt == tensor.F16 { // the tile takes the activations widened
 					txStride = 4*n + 4*r.IntN(3)*8
 					tx = make([]byte, (mx-1)*txStride+4*n)
 					for i := range mx {

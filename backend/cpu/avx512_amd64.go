@@ -36,7 +36,7 @@ func sgemmTileF32AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx 
 }
 
 // sgemmTileF16AVX512 is sgemmTileF32AVX512 over F16 weight rows and activation rows of
-// F16 values widened to float32 (sgemmF16; f16WideX).
+// F16 values widened to float32 (sgemmF16; MatMul widens them once a row).
 func sgemmTileF16AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	sgemmTile4x4(sgemm4x4F16AVX512, sgemmTileF16AVX2, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
@@ -75,7 +75,7 @@ func vecDotTailsF32AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, m
 }
 
 // vecDotTileF16AVX512 sets dst[i·dstStride+o] = vecDotF16(w row o, x row i) over n
-// elements, x holding F16 values widened to float32 (f16WideX).
+// elements, x holding F16 values widened to float32 (MatMul widens them once a row).
 func vecDotTileF16AVX512(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	vecDotTileRows(vecDotF16F32RowsAVX512, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

@@ -84,7 +84,7 @@ func TestFloatTilesAVX512Bits(t *testing.T) {
 				wStride := n*es + es*r.IntN(3)*8
 				w, x := randRows(r, wt, mw, n, wStride), randRows(r, wt, mx, n, n*es)
 				xStride := 4*n + 4*r.IntN(3)*8
-				tx := make([]byte, (mx-1)*xStride+4*n) // x widened to float32 (f16WideX)
+				tx := make([]byte, (mx-1)*xStride+4*n) // x widened to float32 (MatMul widens them once a row)
 				for i := range mx {
 					row := tensor.Float32s(tx[i*xStride:])
 					for j := range n {

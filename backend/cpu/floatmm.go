@@ -35,11 +35,6 @@ func checkTile(wrb, xrb int, w []byte, wStride, mw int, x []byte, xStride, mx in
 	}
 }
 
-// f16WideX reports whether the F16 tiles of floatTile take their activations as F16
-// values widened to float32 (converted once per row, not once per weight row): they do
-// at every level.
-func f16WideX() bool { return true }
-
 // roundF16Row sets dst[i] = float32(F16(src[i])): the activations of an F16 matmul,
 // rounded to F16 (tensor.F32ToF16) and widened back.
 func roundF16Row(dst, src []float32) {
@@ -73,7 +68,7 @@ func sgemmTileF32Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int,
 }
 
 // sgemmTileF16Go is sgemmF16Go over a tile (n a multiple of 16), the activations F16
-// values widened to float32 (f16WideX).
+// values widened to float32 (MatMul widens them once a row).
 func sgemmTileF16Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	sgemmTileGo(f16Row, sgemmF16F32Go, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
@@ -191,7 +186,7 @@ func vecDotTileF32Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int
 }
 
 // vecDotTileF16Go is vecDotF16Go over a tile, the activations F16 values widened to
-// float32 (f16WideX).
+// float32 (MatMul widens them once a row).
 func vecDotTileF16Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	vecDotTileGo(f16Row, tailF16, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

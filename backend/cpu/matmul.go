@@ -17,7 +17,7 @@ type matmulTask struct {
 	x        []float32 // (n, in)
 	w        []byte    // (out, in) of wt
 	xq       []byte    // (n, in) of qt, activationType(wt): x itself when qt is F32
-	xrb      int       // bytes per row of xq: qt.RowBytes(in), or 4·in for F16 widened (f16WideX)
+	xrb      int       // bytes per row of xq: qt.RowBytes(in), or 4·in for F16 widened for a tile (roundF16Row)
 	wt, qt   tensor.DType
 	quant    func(dst []byte, src []float32) // tensor.ActivationQuantizer(qt)
 	dot      func(n int, w, x []byte) float32
@@ -98,7 +98,7 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	t := &d.mm
 	*t = matmulTask{tile: mulMatTile(wb.dt, xb.rows, wb.cols, wb.rows), dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, quant: quant, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
 	t.xrb = qt.RowBytes(wb.cols)
-	if wb.dt == tensor.F16 && t.tile != nil && f16WideX() {
+	if wb.dt == tensor.F16 && t.tile != nil { // the F16 tiles take F16 values widened (roundF16Row)
 		t.quant, t.xrb = roundF16Bytes, 4*wb.cols
 	}
 	if t.gemm = mulMatGemm(wb.dt, wb.rows); t.gemm != nil {

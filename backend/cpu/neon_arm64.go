@@ -66,13 +66,13 @@ func vecDotTileF32NEON(n int, w []byte, wStride, mw int, x []byte, xStride, mx i
 }
 
 // sgemmTileF16NEON is sgemmTileF32NEON over F16 weight rows and activation rows of F16
-// values widened to float32 (sgemmF16; f16WideX).
+// values widened to float32 (sgemmF16; MatMul widens them once a row).
 func sgemmTileF16NEON(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	sgemmTile2x2(sgemm2x2F16NEON, sgemmF16F32BlocksNEON, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // vecDotTileF16NEON sets dst[i·dstStride+o] = vecDotF16(w row o, x row i) over n
-// elements, x holding F16 values widened to float32 (f16WideX).
+// elements, x holding F16 values widened to float32 (MatMul widens them once a row).
 func vecDotTileF16NEON(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	vecDotTileRows(vecDotF16F32RowsNEON, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }

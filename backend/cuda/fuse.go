@@ -69,8 +69,7 @@ func (h *heldMV) joins(dst, w, x *Buffer) bool {
 // biases and the RoPEs that follow may still join or chain.
 func (d *Device) biasHeld(dst, bias *Buffer) bool {
 	h := d.held
-	if h == nil || h.add != nil || dst.rows != 1 || bias.rows != 1 || bias.cols != dst.cols || overlaps(bias, h.x) ||
-		!d.has(fusedBiasEntry(h.wdt)) {
+	if h == nil || h.add != nil || dst.rows != 1 || bias.rows != 1 || bias.cols != dst.cols || overlaps(bias, h.x) {
 		return false
 	}
 	at := -1
@@ -82,7 +81,7 @@ func (d *Device) biasHeld(dst, bias *Buffer) bool {
 			at = i
 		}
 	}
-	if at < 0 || h.bias[at] != nil {
+	if at < 0 || h.bias[at] != nil || !d.has(fusedBiasEntry(h.wdt)) {
 		return false
 	}
 	h.bias[at] = bias

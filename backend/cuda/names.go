@@ -37,8 +37,8 @@ func mmqName(dt tensor.DType, bn int) string {
 
 // typeKernels are the names of the kernels specialised for one weight type: embed_<type>,
 // mv_<type>_<nc> by the index of nc in matVecWidths, mv_fused_<type>, mv_fusedb_<type>,
-// mmq_<type>_<bn>
-// by the index of bn in mmqTiles, dequant_f16_<type> and dequant8_f16_<type>.
+// mmq_<type>_<bn> by the index of bn in mmqTiles, dequant_f16_<type> and
+// dequant8_f16_<type>.
 type typeKernels struct {
 	embed     string
 	mv        []string

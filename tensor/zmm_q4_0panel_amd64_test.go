@@ -3,8 +3,8 @@ package tensor
 import "testing"
 
 // TestQ4_0PanelKernels checks each amd64 panel tile the CPU allows (the AVX2 kernels,
-// the VPDPBUSD ones on YMM and on ZMM) against the Go definition of the repacked order, dotQ4_0RepackGo
-// one output after another, bit for bit.
+// the VPDPBUSD ones on ZMM) against the Go definition of the repacked order,
+// dotQ4_0RepackGo one output after another, bit for bit.
 func TestQ4_0PanelKernels(t *testing.T) {
 	ref := func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 		dotTileBy(dotQ4_0RepackGo, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
@@ -15,7 +15,6 @@ func TestQ4_0PanelKernels(t *testing.T) {
 		f    PanelTileFunc
 	}{
 		{"avx2", hasFMA, dotQ4_0PanelTileAVX2},
-		{"vnni", hasFMA && hasVNNI, dotQ4_0PanelTileVNNI},
 		{"zmm", hasFMA && hasVNNI, dotQ4_0PanelTileZMM},
 	} {
 		t.Run(k.name, func(t *testing.T) {
@@ -27,8 +26,8 @@ func TestQ4_0PanelKernels(t *testing.T) {
 	}
 }
 
-// BenchmarkTilePanelZMM times the YMM and the ZMM VPDPBUSD panel tiles in turns
-// (cpuTurns: ymm-cpuGB/s, zmm-cpuGB/s and their ratio zmm/ymm) at BenchmarkTilePanel's
+// BenchmarkTilePanelZMM times the AVX2 and the ZMM VPDPBUSD panel tiles in turns
+// (cpuTurns: avx2-cpuGB/s, zmm-cpuGB/s and their ratio zmm/avx2) at BenchmarkTilePanel's
 // shapes.
 func BenchmarkTilePanelZMM(b *testing.B) {
 	if !hasFMA || !hasVNNI {
@@ -54,7 +53,7 @@ func BenchmarkTilePanelZMM(b *testing.B) {
 			tile := func(f PanelTileFunc) func() {
 				return func() { f(tc.n, packed, tc.rows, x, xs, tc.mx, dst, tc.rows) }
 			}
-			cpuTurns(b, int64(len(w)*tc.mx), []string{"ymm", "zmm"}, tile(dotQ4_0PanelTileVNNI), tile(dotQ4_0PanelTileZMM))
+			cpuTurns(b, int64(len(w)*tc.mx), []string{"avx2", "zmm"}, tile(dotQ4_0PanelTileAVX2), tile(dotQ4_0PanelTileZMM))
 		})
 	}
 }
