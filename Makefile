@@ -14,10 +14,19 @@ CUDA_ARCH ?= compute_80
 # sm_90 machine code is compiled from the compute_90 front end instead.
 SASS_ARCH   ?= sm_80 sm_86 sm_89 sm_90
 PDL_MODULES := matvec norm
+# The modules of SM90A_MODULES hold Hopper-only instructions (wgmma): their PTX is
+# compute_90a and their fatbin sm_90a code and that PTX alone (package cuda loads them
+# on compute capability 9.0 only).
+SM90A_MODULES := wgmma
+# ptx_arch is the PTX target of module $(1).
+ptx_arch = $(if $(filter $(1),$(SM90A_MODULES)),compute_90a,$(CUDA_ARCH))
 # fatbin_flags are the nvcc flags of module $(1)'s fatbin.
-fatbin_flags = -fatbin --threads 0 $(foreach a,$(SASS_ARCH),-gencode \
+fatbin_flags = -fatbin --threads 0 $(if $(filter $(1),$(SM90A_MODULES)), \
+	-gencode arch=compute_90a$(comma)code=sm_90a -gencode arch=compute_90a$(comma)code=compute_90a, \
+	$(foreach a,$(SASS_ARCH),-gencode \
 	arch=$(if $(and $(filter sm_90,$(a)),$(filter $(1),$(PDL_MODULES))),compute_90,$(CUDA_ARCH)),code=$(a)) \
-	-gencode arch=$(CUDA_ARCH),code=$(CUDA_ARCH)
+	-gencode arch=$(CUDA_ARCH),code=$(CUDA_ARCH))
+comma := ,
 KERNELS   := $(wildcard backend/cuda/kernels/*.cu)
 
 export INFER_TESTDATA := $(abspath $(TESTDATA))
@@ -96,7 +105,7 @@ FATBINS   := $(patsubst backend/cuda/kernels/%.cu,backend/cuda/kernels/fatbin/%.
 kernels: $(KERNELS:.cu=.ptx) $(FATBINS)
 
 backend/cuda/kernels/%.ptx: backend/cuda/kernels/%.cu $(wildcard backend/cuda/kernels/*.cuh)
-	$(NVCC) -arch=$(CUDA_ARCH) -O3 -ptx -o $@ $<
+	$(NVCC) -arch=$(call ptx_arch,$*) -O3 -ptx -o $@ $<
 
 # The fatbin is compiled from the same source with the same front-end flags as the PTX (in the
 # kernels folder, so that no path enters it); fatbin/<module>.fatbin.sha256 records the PTX built
@@ -105,8 +114,11 @@ backend/cuda/kernels/fatbin/%.fatbin: backend/cuda/kernels/%.cu backend/cuda/ker
 	cd backend/cuda/kernels && $(NVCC) $(call fatbin_flags,$*) -O3 -o fatbin/$*.fatbin $*.cu && sha256sum $*.ptx >fatbin/$*.fatbin.sha256
 
 check-kernels:
-	@for f in $(KERNELS); do m=$${f%.cu}; $(NVCC) -arch=$(CUDA_ARCH) -O3 -ptx -o /tmp/check.ptx $$f && cmp -s /tmp/check.ptx $$m.ptx || { echo "$$f: committed PTX is stale; run make kernels"; exit 1; }; \
-		n=$${m##*/}; case " $(PDL_MODULES) " in *" $$n "*) fb='$(call fatbin_flags,$(firstword $(PDL_MODULES)))';; *) fb='$(call fatbin_flags,)';; esac; \
+	@for f in $(KERNELS); do m=$${f%.cu}; n=$${m##*/}; \
+		case " $(SM90A_MODULES) " in *" $$n "*) pa=compute_90a;; *) pa=$(CUDA_ARCH);; esac; \
+		$(NVCC) -arch=$$pa -O3 -ptx -o /tmp/check.ptx $$f && cmp -s /tmp/check.ptx $$m.ptx || { echo "$$f: committed PTX is stale; run make kernels"; exit 1; }; \
+		case " $(PDL_MODULES) " in *" $$n "*) fb='$(call fatbin_flags,$(firstword $(PDL_MODULES)))';; *) fb='$(call fatbin_flags,)';; esac; \
+		case " $(SM90A_MODULES) " in *" $$n "*) fb='$(call fatbin_flags,$(firstword $(SM90A_MODULES)))';; esac; \
 		(cd backend/cuda/kernels && $(NVCC) $$fb -O3 -o /tmp/check.fatbin $$n.cu && cmp -s /tmp/check.fatbin fatbin/$$n.fatbin && sha256sum -c --quiet fatbin/$$n.fatbin.sha256) || { echo "fatbin/$$n.fatbin: stale or not reproduced; run make kernels"; exit 1; }; done
 
 lint:

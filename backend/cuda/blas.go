@@ -45,6 +45,7 @@ type blas struct {
 type gemmTune struct {
 	sideFirst bool // the dequantization side stream at the compute stream's priority
 	noX16     bool // convert the activations for every GEMM (no reuse, no fused SwiGLU)
+	noWG      bool // dequantize for cuBLAS even where a wgmma kernel would run
 }
 
 // setSMTarget makes cuBLAS size its GEMMs for n SMs (0: all of them), leaving the rest

@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 
@@ -72,6 +73,11 @@ type device struct {
 	// mmqTileSet, for tests, fixes their token tile (0: mmqTile chooses).
 	mmqOn      bool
 	mmqTileSet int
+	// wgOn says the wgmma module loads and gemm uses it (Options.WGMMA on a GPU that
+	// can run it: wgCapable); wgStages, for tests,
+	// picks the kernels' pipeline depth (0: wgStagesDefault).
+	wgOn     bool
+	wgStages int
 	// wcache keeps widened weights for gemm (OpenWith's Options.WeightCacheBytes); nil
 	// when off.
 	wcache *weightCache
@@ -168,6 +174,7 @@ func open(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 	d := &Device{device: &device{ordinal: ordinal, dev: dev, ctx: ctx, info: info, allocs: map[*allocation]struct{}{}, mu: lockOf(ordinal), writes: 1}}
 	d.name = fmt.Sprintf("cuda:%d %s", ordinal, info.Name)
 	d.mmqOn = o.MMQ
+	d.wgOn = d.wgCapable(o.WGMMA || os.Getenv("INFER_CUDA_WGMMA") == "1")
 	d.aheadRows = aheadMinRows
 	if err := d.do(func() error { return d.setUp(ptx) }); err != nil {
 		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, errors.Join(err, d.Close()))

@@ -37,7 +37,7 @@ func kernelDefines(t *testing.T, file string) map[string]int {
 func TestKernelConstants(t *testing.T) {
 	warp := kernelDefines(t, "common.cuh")["WARP"]
 	att, mv, mmq := kernelDefines(t, "attention.cu"), kernelDefines(t, "matvec.cu"), kernelDefines(t, "mmq.cu")
-	rope := kernelDefines(t, "rope.cu")
+	rope, wg := kernelDefines(t, "rope.cu"), kernelDefines(t, "wgmma.cu")
 	for _, c := range []struct {
 		name       string
 		got, want  int
@@ -56,6 +56,10 @@ func TestKernelConstants(t *testing.T) {
 		{"mmqStride", mmqStride, mmq["MMQ_KT"] + 16, "MMQ_STRIDE (MMQ_KT + 16)"},
 		{"mmqThreads", mmqThreads, mmq["MMQ_THREADS"], "MMQ_THREADS"},
 		{"ropeTable", ropeTable, rope["ROPE_TABLE"], "ROPE_TABLE"},
+		{"wgRows", wgRows, wg["WG_BM"], "WG_BM"},
+		{"wgTokens", wgTokens, wg["WG_BN"], "WG_BN"},
+		{"wgStage", wgStage, wg["WG_BK"], "WG_BK"},
+		{"wgThreads", wgThreads, wg["WG_THREADS"], "WG_THREADS"},
 	} {
 		if c.got != c.want || c.want == 0 {
 			t.Errorf("%s = %d, the kernels' %s = %d (0: not found)", c.name, c.got, c.kernelSide, c.want)

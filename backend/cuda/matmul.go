@@ -179,6 +179,13 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 		if err != nil {
 			return err
 		}
+		if entry := d.wgEntry(w, n); entry != "" && !cached {
+			xp, err := d.halfActivations(x)
+			if err != nil {
+				return err
+			}
+			return d.wgMatMul(entry, o, w, xp, n)
+		}
 		switch wp = p; {
 		case cached:
 		case !d.capturing && n >= d.aheadRows && in%8 == 0 && d.has(dequant8Kernel(w.dt)):

@@ -120,6 +120,11 @@ func kernelTable() []kernel {
 			}
 		}
 	}
+	for _, dt := range wgTypes {
+		for _, s := range wgStageCounts(dt) {
+			ks = append(ks, kernel{wgModule, wgName(dt, s), true})
+		}
+	}
 	return append(ks, pdlMarkers...)
 }
 
@@ -130,7 +135,7 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 	d.funcs = map[string]C.CUfunction{}
 	mods := map[string]C.CUmodule{}
 	for _, k := range kernelTable() {
-		if k.module == mmqModule && !d.mmqOn { // Options.MMQ off: not even JIT-compiled
+		if k.module == mmqModule && !d.mmqOn || k.module == wgModule && !d.wgOn { // not even JIT-compiled
 			continue
 		}
 		m, ok := mods[k.module]
@@ -166,6 +171,7 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 		d.funcs[k.entry] = f
 	}
 	d.prepareMMQ()
+	d.prepareWG()
 	return nil
 }
 

@@ -231,7 +231,7 @@ func TestPrefillVariants(t *testing.T) {
 	if !*profile {
 		t.Skip("cuda: -cuda.profile not set")
 	}
-	d := openTest(t)
+	d := openTestWith(t, 0, Options{WGMMA: true})
 	if d.blas == nil {
 		t.Skip("no cuBLAS")
 	}
@@ -247,14 +247,15 @@ func TestPrefillVariants(t *testing.T) {
 	}
 	const side, none = gemmMinRows, math.MaxInt // dequantize every batch on the side stream / never
 	vs := []variant{
-		{"default (side stream)", gemmTune{}, aheadMinRows, 0},
-		{"side stream at the compute stream's priority", gemmTune{sideFirst: true}, side, 0},
-		{"no side stream", gemmTune{}, none, 0},
-		{"side stream, no F16 activation reuse", gemmTune{noX16: true}, side, 0},
-		{"equal priority, no reuse", gemmTune{sideFirst: true, noX16: true}, side, 0},
+		{"default (dequantization on the side stream + cuBLAS)", gemmTune{noWG: true}, aheadMinRows, 0},
+		{"wgmma kernels (Options.WGMMA) where they run", gemmTune{}, aheadMinRows, 0},
+		{"side stream at the compute stream's priority", gemmTune{sideFirst: true, noWG: true}, side, 0},
+		{"no side stream", gemmTune{noWG: true}, none, 0},
+		{"side stream, no F16 activation reuse", gemmTune{noX16: true, noWG: true}, side, 0},
+		{"equal priority, no reuse", gemmTune{sideFirst: true, noX16: true, noWG: true}, side, 0},
 	}
 	for _, k := range []int{8, 16, 32} {
-		vs = append(vs, variant{fmt.Sprintf("side stream, cuBLAS sized for %d SMs", info.SMs-k), gemmTune{}, side, info.SMs - k})
+		vs = append(vs, variant{fmt.Sprintf("side stream, cuBLAS sized for %d SMs", info.SMs-k), gemmTune{noWG: true}, side, info.SMs - k})
 	}
 	const n = 512
 	var tb bytes.Buffer

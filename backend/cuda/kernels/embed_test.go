@@ -52,8 +52,12 @@ func TestFatbinsFresh(t *testing.T) {
 	}
 }
 
+// sm90aModules are the modules of Hopper-only code (SM90A_MODULES of the Makefile).
+var sm90aModules = []string{"wgmma"}
+
 // TestFatbinArchs checks what each fatbin holds: machine code for sm_80, sm_86, sm_89
-// and sm_90, and the compute_80 PTX for newer GPUs.
+// and sm_90, and the compute_80 PTX for newer GPUs; for the Hopper-only modules, sm_90a
+// machine code and its compute_90a PTX alone.
 func TestFatbinArchs(t *testing.T) {
 	requireFatbins(t)
 	for _, m := range modules(t) {
@@ -67,6 +71,12 @@ func TestFatbinArchs(t *testing.T) {
 			continue
 		}
 		slices.Sort(elf)
+		if slices.Contains(sm90aModules, m) {
+			if !slices.Equal(elf, []int{90}) || !slices.Equal(ptx, []int{90}) {
+				t.Errorf("%s.fatbin: machine code for sm %v and PTX for compute %v; want sm [90] and compute [90] (90a)", m, elf, ptx)
+			}
+			continue
+		}
 		if !slices.Equal(elf, []int{80, 86, 89, 90}) || !slices.Equal(ptx, []int{80}) {
 			t.Errorf("%s.fatbin: machine code for sm %v and PTX for compute %v; want sm [80 86 89 90] and compute [80]", m, elf, ptx)
 		}

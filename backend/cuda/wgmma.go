@@ -1,0 +1,118 @@
+//go:build cgo
+
+package cuda
+
+/*
+#include "driver.h"
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/infergo/infer/tensor"
+)
+
+// The wgmma kernels (kernels/wgmma.cu) multiply prompt batches by quantized weights on
+// Hopper's warpgroup MMA, decoding the blocks in registers: no dequantization pass and
+// no F16 copy of the weights. Their module is compute_90a code, loaded only with
+// Options.WGMMA (or INFER_CUDA_WGMMA=1) on GPUs of compute capability 9.0; elsewhere and
+// for the other formats gemm dequantizes for cuBLAS. They are off by default because on
+// an H200 they are slower than that path: their cp.async copies and in-register decoding
+// do not overlap the tensor cores' work well enough (bench/RESULTS.md, 2026-12-02).
+
+// wgModule is the kernel module of the wgmma kernels.
+const wgModule = "wgmma"
+
+// WG_BM, WG_BN and WG_BK of wgmma.cu: weight rows and activation rows of a block's
+// tile, columns of a stage; wgThreads its threads; wgAtom the bytes of one swizzled
+// activation atom (WG_BN rows of 128 bytes).
+const (
+	wgRows    = 128
+	wgTokens  = 128
+	wgStage   = 128
+	wgThreads = 256
+	wgAtom    = wgTokens * 128
+)
+
+// wgStagesDefault is the pipeline depth gemm launches unless a test sets
+// Device.wgStages.
+const wgStagesDefault = 4
+
+// wgStageCounts are the pipeline depths dt's kernels come in (wg_<type>_s<N>): as many
+// stages as fit the 227 KiB an H100/H200 block may have.
+func wgStageCounts(dt tensor.DType) []int {
+	if dt == tensor.Q4_0 {
+		return []int{3, 4, 5}
+	}
+	return []int{3, 4}
+}
+
+// wgTypes are the weight formats with wgmma kernels.
+var wgTypes = [...]tensor.DType{tensor.Q4_0, tensor.Q8_0}
+
+// wgName is the kernel of dt with a pipeline of stages stages.
+func wgName(dt tensor.DType, stages int) string {
+	return fmt.Sprintf("wg_%s_s%d", typeName(dt), stages)
+}
+
+// wgSmem is the dynamic shared memory of wg_<dt>_s<stages>: each stage holds two
+// activation atoms and the weight rows (wgBox bytes apart, rounded up to 1 KiB), plus
+// 1 KiB to align the first stage to 1 KiB, as the 128-byte swizzle wants.
+func wgSmem(dt tensor.DType, stages int) int {
+	w := wgRows * wgBox(dt)
+	return stages*(2*wgAtom+((w+1023)&^1023)) + 1024
+}
+
+// wgBox is the bytes between weight rows in a stage (wbox of wgmma.cu): the stage's
+// blocks rounded up to 16.
+func wgBox(dt tensor.DType) int {
+	return (wgStage/dt.BlockSize()*dt.RowBytes(dt.BlockSize()) + 15) &^ 15
+}
+
+// wgCapable reports whether the wgmma kernels are asked for (want) and the device can
+// run them: compute capability 9.0 exactly, as sm_90a code runs nowhere else.
+func (d *Device) wgCapable(want bool) bool {
+	return want && d.info.Major == 9 && d.info.Minor == 0
+}
+
+// prepareWG lets each loaded wgmma kernel use its dynamic shared memory, dropping one
+// the GPU cannot give that much. It runs under do, after the kernels are loaded.
+func (d *Device) prepareWG() {
+	for _, dt := range wgTypes {
+		for _, s := range wgStageCounts(dt) {
+			name := wgName(dt, s)
+			if f, ok := d.funcs[name]; ok && check("cuFuncSetAttribute", C.cu_func_set_attribute(f, cuFuncAttrMaxDynamicShared, C.int(wgSmem(dt, s)))) != nil {
+				delete(d.funcs, name)
+			}
+		}
+	}
+}
+
+// wgEntry is the wgmma kernel gemm would launch for w, or "" when it takes the
+// dequantization path: a format without one, cols not a multiple of two stages, weights
+// not 8-byte aligned, a batch too large for the kernels' 32-bit offsets, the kernels off
+// (tests: gemmTune.noWG).
+func (d *Device) wgEntry(w *Buffer, n int) string {
+	stages := d.wgStages
+	if stages == 0 {
+		stages = wgStagesDefault
+	}
+	name := wgName(w.dt, stages)
+	if d.blas != nil && d.blas.tune.noWG || w.cols%(2*wgStage) != 0 || w.ptr%8 != 0 || !d.has(name) || n*w.cols >= 1<<31 {
+		return ""
+	}
+	return name
+}
+
+// wgMatMul launches entry for o (n, w.rows) = x16 (the F16 activations, n rows) · wᵀ;
+// it runs under do.
+func (d *Device) wgMatMul(entry string, o, w *Buffer, x16 C.CUdeviceptr, n int) error {
+	stages := d.wgStages
+	if stages == 0 {
+		stages = wgStagesDefault
+	}
+	a := new(args).ptr(o.ptr).ptr(w.ptr).ptr(uint64(x16)).i32(w.rows).i32(w.cols).i32(n)
+	grid := dim3{ceilDiv(w.rows, wgRows), ceilDiv(n, wgTokens), 1}
+	return d.launchShared(d.stream, entry, grid, dim3{wgThreads, 1, 1}, wgSmem(w.dt, stages), a)
+}
