@@ -29,6 +29,14 @@ func scoresTileF16AVX512(k *uint16, ks int, q *float32, hd, nkeys int, scale flo
 	panic("cpu: no AVX-512 kernels")
 }
 
+func transposeKF16AVX512(k *uint16, ks int, hd, nkeys int, dst *float32, ds int) {
+	panic("cpu: no AVX-512 kernels")
+}
+
+func scoresTileF32TAVX512(kt *float32, kts int, q *float32, hd, nkeys int, scale float32, s *float32) {
+	panic("cpu: no AVX-512 kernels")
+}
+
 func accTileF16AVX512(acc *float32, v *uint16, vs int, p *float32, nkeys, hd int) {
 	panic("cpu: no AVX-512 kernels")
 }

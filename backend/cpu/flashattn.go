@@ -354,12 +354,18 @@ func accTileF16(acc []float32, v []uint16, t0 int, h kvHead, s []float32) {
 
 // tileScores sets s[j] to the score of key t0+j in attendTiled: one fma32 chain over
 // the head's elements, times scale; in assembly where there is one, a tile at a time
-// (AVX-512) or eight keys at a time (AVX2).
+// (AVX-512: from the keys transposed to float32 if h has them) or eight keys at a time
+// (AVX2).
 func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 	if useNEON && tileScoresNEON(s, q, k, t0, h, scale) {
 		return
 	}
 	hd := len(q)
+	if hasAVX512 && h.kt != nil && hd > 0 && len(s) > 0 {
+		_ = h.kt[(hd-1)*h.kts+t0+(len(s)+15)&^15-1]
+		scoresTileF32TAVX512(&h.kt[t0], h.kts, &q[0], hd, len(s), scale, &s[0])
+		return
+	}
 	if hasAVX512 && hd%2 == 0 && hd > 0 && len(s) > 0 {
 		_ = k[(t0+len(s)-1)*h.cols+h.off+hd-1]
 		scoresTileF16AVX512(&k[t0*h.cols+h.off], 2*h.cols, &q[0], hd, len(s), scale, &s[0])
