@@ -39,6 +39,7 @@ type Device struct {
 	att  attentionTask
 	rope ropeTask
 	rms  rmsTask
+	ew   rowsTask
 	xq   []byte // MatMul: activations in the weight's vec-dot type
 }
 

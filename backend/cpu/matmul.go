@@ -110,7 +110,7 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 	} else {
 		t.xq = d.scratch(xb.rows * t.xrb)
 		t.quantize = true
-		d.pool.parallel(t, t.n, grainFor(t.in, 1))
+		d.pool.parallel(t, t.n, rowsGrain(t.in))
 		t.quantize = false
 	}
 	if t.panel = q40PanelTile(wb); t.panel != nil {
