@@ -29,6 +29,10 @@ func scoresTileF16AVX512(k *uint16, ks int, q *float32, hd, nkeys int, scale flo
 	panic("cpu: no AVX-512 kernels")
 }
 
+func rmsScaleRowAVX512(dst, x, w *float32, scale float32, n int) { panic("cpu: no AVX-512 kernels") }
+
+func addRowAVX512(dst, x *float32, n int) { panic("cpu: no AVX-512 kernels") }
+
 func transposeKF16AVX512(k *uint16, ks int, hd, nkeys int, dst *float32, ds int) {
 	panic("cpu: no AVX-512 kernels")
 }

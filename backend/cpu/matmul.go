@@ -32,6 +32,12 @@ type matmulTask struct {
 	out   int
 }
 
+// mmRowGroup is the weight rows of a unit of a MatMul over row-major weights: the
+// chunks of its rows start at multiples of four, where the tile kernels' groups of
+// four weight rows (tensor's Q8_0 lane tiles, the float tiles) begin, so that only
+// the last chunk can leave them a remainder.
+const mmRowGroup = 4
+
 func (t *matmulTask) run(_, lo, hi int) {
 	if t.quantize {
 		rb := t.xrb
@@ -46,6 +52,7 @@ func (t *matmulTask) run(_, lo, hi int) {
 		t.panel(t.in, t.w[lo*r*wrb:hi*r*wrb], (hi-lo)*r, t.xq, xrb, t.n, t.dst[lo*r:], t.out)
 		return
 	}
+	lo, hi = lo*mmRowGroup, min(hi*mmRowGroup, t.out)
 	if t.tile != nil {
 		t.tile(t.in, t.w[lo*wrb:hi*wrb], wrb, hi-lo, t.xq, xrb, t.n, t.dst[lo:], t.out)
 		return
@@ -123,7 +130,7 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		}
 		runtime.KeepAlive(wb) // its cleanup unmaps the panels (weightMem)
 	} else {
-		d.pool.parallel(t, t.out, grainFor(t.n*t.in, 16))
+		d.pool.parallel(t, (t.out+mmRowGroup-1)/mmRowGroup, grainFor(mmRowGroup*t.n*t.in, 16/mmRowGroup))
 	}
 	*t = matmulTask{}
 }

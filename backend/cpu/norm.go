@@ -63,8 +63,18 @@ func rmsScale(sum float64, n int, eps float32) float32 {
 	return 1 / float32(math.Sqrt(float64(mean+eps)))
 }
 
-// rmsScaleRow sets dst[i] = (x[i]·scale)·w[i].
+// rmsScaleRow sets dst[i] = (x[i]·scale)·w[i] (in assembly at the AVX-512 level).
 func rmsScaleRow(dst, x, w []float32, scale float32) {
+	x, w = x[:len(dst)], w[:len(dst)]
+	if hasAVX512 && len(dst) > 0 {
+		rmsScaleRowAVX512(&dst[0], &x[0], &w[0], scale, len(dst))
+		return
+	}
+	rmsScaleRowGo(dst, x, w, scale)
+}
+
+// rmsScaleRowGo is rmsScaleRow without assembly.
+func rmsScaleRowGo(dst, x, w []float32, scale float32) {
 	x, w = x[:len(dst)], w[:len(dst)]
 	for i, v := range x {
 		dst[i] = (v * scale) * w[i]

@@ -39,8 +39,18 @@ func (t *rowsTask) run(_, lo, hi int) {
 	}
 }
 
-// addRow sets dst[i] += x[i].
+// addRow sets dst[i] += x[i] (in assembly at the AVX-512 level).
 func addRow(dst, x []float32) {
+	x = x[:len(dst)]
+	if hasAVX512 && len(dst) > 0 {
+		addRowAVX512(&dst[0], &x[0], len(dst))
+		return
+	}
+	addRowGo(dst, x)
+}
+
+// addRowGo is addRow without assembly.
+func addRowGo(dst, x []float32) {
 	x = x[:len(dst)]
 	for i, v := range x {
 		dst[i] += v
