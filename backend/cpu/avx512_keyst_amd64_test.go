@@ -153,3 +153,49 @@ func TestAttendTiledKeysT(t *testing.T) {
 		}
 	}
 }
+
+// TestTileMaxBits checks tileMaxAVX512 against tileMaxGo: wherever it reports its
+// maximum exact the bits must be tileMaxGo's, and it must report it exact unless s
+// holds a NaN or the maximum is a zero; on lengths to 70 (each remainder of its 32-
+// and 16-lane passes), with NaNs, infinities, signed zeros and subnormals among finite
+// values, and all-−Inf rows.
+func TestTileMaxBits(t *testing.T) {
+	skipNoAVX512(t)
+	r := rand.New(rand.NewPCG(57, 58))
+	special := []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 0, float32(math.Copysign(0, -1)), 1e-40}
+	for trial := range 3000 {
+		n := 1 + r.IntN(70)
+		s := make([]float32, n)
+		kind := trial % 4
+		for i := range s {
+			switch {
+			case kind == 1 && r.IntN(8) == 0:
+				s[i] = special[r.IntN(len(special))]
+			case kind == 2:
+				s[i] = float32(math.Inf(-1))
+			case kind == 3: // non-positive, so that zeros may be the largest
+				s[i] = -float32(math.Abs(r.NormFloat64()))
+				if r.IntN(4) == 0 {
+					s[i] = special[3+r.IntN(2)]
+				}
+			default:
+				s[i] = float32(r.NormFloat64() * 10)
+			}
+		}
+		want := tileMaxGo(s)
+		m, ok := tileMaxAVX512(&s[0], n)
+		hasNaN := false
+		for _, x := range s {
+			hasNaN = hasNaN || x != x
+		}
+		switch {
+		case ok && math.Float32bits(m) != math.Float32bits(want):
+			t.Fatalf("trial %d (%d): %g (%#x) reported exact, Go %g (%#x); s %v", trial, n, m, math.Float32bits(m), want, math.Float32bits(want), s)
+		case !ok && !hasNaN && want != 0:
+			t.Fatalf("trial %d (%d): %g not reported exact (Go %g); s %v", trial, n, m, want, s)
+		}
+		if got := tileMax(s); math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+			t.Fatalf("trial %d: tileMax %g, Go %g", trial, got, want)
+		}
+	}
+}

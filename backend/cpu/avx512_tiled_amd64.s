@@ -384,3 +384,79 @@ stt16:
 sttdone:
 	VZEROUPPER
 	RET
+
+DATA negInf<>+0(SB)/4, $0xff800000
+GLOBL negInf<>(SB), RODATA|NOPTR, $4
+
+// func tileMaxAVX512(s *float32, n int) (m float32, ok bool)
+// The largest of s[0..n-1] (n ≥ 1) by a VMAXPS tree, and ok when that is the value of
+// Go's max over s from −Inf (tileMaxGo): ok is false if an element is a NaN or the
+// largest is a zero, whose sign the tree leaves to the order (the caller then takes
+// tileMaxGo).
+TEXT ·tileMaxAVX512(SB), NOSPLIT, $0-21
+	MOVQ         s+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS negInf<>(SB), Z0
+	VMOVAPS      Z0, Z1
+	KXORW        K2, K2, K2          // lanes holding a NaN so far
+
+tm32:
+	CMPQ    CX, $32
+	JLT     tm16
+	VMOVUPS (SI), Z2
+	VMOVUPS 64(SI), Z3
+	VCMPPS  $3, Z2, Z2, K3
+	KORW    K3, K2, K2
+	VCMPPS  $3, Z3, Z3, K3
+	KORW    K3, K2, K2
+	VMAXPS  Z2, Z0, Z0
+	VMAXPS  Z3, Z1, Z1
+	ADDQ    $128, SI
+	SUBQ    $32, CX
+	JMP     tm32
+
+tm16:
+	CMPQ    CX, $16
+	JLT     tmtail
+	VMOVUPS (SI), Z2
+	VCMPPS  $3, Z2, Z2, K3
+	KORW    K3, K2, K2
+	VMAXPS  Z2, Z0, Z0
+	ADDQ    $64, SI
+	SUBQ    $16, CX
+
+tmtail:
+	TESTQ   CX, CX
+	JEQ     tmreduce
+	MOVL    $1, AX
+	SHLL    CX, AX
+	DECL    AX
+	KMOVW   AX, K1
+	VBROADCASTSS negInf<>(SB), Z2
+	VMOVUPS      (SI), K1, Z2    // the lanes past n keep −Inf
+	VCMPPS  $3, Z2, Z2, K3
+	KORW    K3, K2, K2
+	VMAXPS  Z2, Z0, Z0
+
+tmreduce:
+	VMAXPS       Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y1
+	VMAXPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMOVSS       X0, m+16(FP)
+	MOVB         $0, ok+20(FP)
+	KORTESTW     K2, K2
+	JNE          tmdone              // a NaN
+	VXORPS       X1, X1, X1
+	VUCOMISS     X1, X0
+	JEQ          tmdone              // a zero (or the parity of a NaN, excluded above)
+	MOVB         $1, ok+20(FP)
+
+tmdone:
+	VZEROUPPER
+	RET

@@ -313,10 +313,7 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 	for t0 := 0; t0 < h.n; t0 += faTile {
 		s := sc.s[:min(faTile, h.n-t0)]
 		tileScores(s, q, k, t0, h, scale)
-		tmax := float32(math.Inf(-1))
-		for _, x := range s {
-			tmax = max(tmax, x)
-		}
+		tmax := tileMax(s)
 		if tmax > m {
 			ms := expf(m - tmax)
 			for d := range acc {
@@ -335,6 +332,26 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 	for d, a := range acc {
 		out[d] = a * inv
 	}
+}
+
+// tileMax is Go's max over s from −Inf (tileMaxGo); in assembly where there is one, but
+// for the NaNs and the signs of zeros, which tileMaxGo settles.
+func tileMax(s []float32) float32 {
+	if hasAVX512 && len(s) > 0 {
+		if m, ok := tileMaxAVX512(&s[0], len(s)); ok {
+			return m
+		}
+	}
+	return tileMaxGo(s)
+}
+
+// tileMaxGo is tileMax without assembly.
+func tileMaxGo(s []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, x := range s {
+		m = max(m, x)
+	}
+	return m
 }
 
 // accTileF16 adds attendTiled's weighted V rows of a tile to acc in key order: for each
