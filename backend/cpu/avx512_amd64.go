@@ -111,6 +111,9 @@ func rmsScaleRowAVX512(dst, x, w *float32, scale float32, n int)
 func addRowAVX512(dst, x *float32, n int)
 
 //go:noescape
+func rotatePairsAVX512(x, cache *float32, n int)
+
+//go:noescape
 func tileMaxAVX512(s *float32, n int) (m float32, ok bool)
 
 //go:noescape

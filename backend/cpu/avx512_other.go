@@ -33,6 +33,8 @@ func rmsScaleRowAVX512(dst, x, w *float32, scale float32, n int) { panic("cpu: n
 
 func addRowAVX512(dst, x *float32, n int) { panic("cpu: no AVX-512 kernels") }
 
+func rotatePairsAVX512(x, cache *float32, n int) { panic("cpu: no AVX-512 kernels") }
+
 func tileMaxAVX512(s *float32, n int) (m float32, ok bool) { panic("cpu: no AVX-512 kernels") }
 
 func transposeKF16AVX512(k *uint16, ks int, hd, nkeys int, dst *float32, ds int) {
