@@ -29,20 +29,21 @@ func q80TileR2X4VNNI(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, d
 func q80TileR4X1VNNI(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
 
 //go:noescape
-func q80TileR4X4VNNI(w *byte, wstride, nquads int, xp *byte, xpstride, nb int, dst *float32, dststride int, tab *float32)
+func q80TileR4X4VNNI(w *byte, wstride, nquads int, xp *byte, xpstride, nb int, dst *float32, dststride int, tab, dwt *float32, fill bool)
 
 // q80XPrepBytes is the size of a Q8_0 block prepared by q80XPrep (or q80XPrepVNNI).
 const q80XPrepBytes = 96
 
 // q80Kernels are the kernels of q8LanesTile: the preparation of a Q8_0 and of a Q8_1
 // activation row, and the two-by-four and the four-by-one tiles over prepared rows;
-// r4x4, the four-by-four tile (with scratch tab of 32·nb float32), is nil in the sets
-// that have none (tileQ80 then takes r2x4 for every pair of weight rows).
+// r4x4, the four-by-four tile (with scratch tab of 32·nb float32, and the weight
+// scales dwt of 4·nb·nquads float32 that it fills if fill), is nil in the sets that
+// have none (tileQ80 then takes r2x4 for every pair of weight rows).
 type q80Kernels struct {
 	prep80, prep81 func(x *byte, nb int, dst *byte)
 	r2x4           func(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
 	r4x1           func(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
-	r4x4           func(w *byte, wstride, nquads int, xp *byte, xpstride, nb int, dst *float32, dststride int, tab *float32)
+	r4x4           func(w *byte, wstride, nquads int, xp *byte, xpstride, nb int, dst *float32, dststride int, tab, dwt *float32, fill bool)
 }
 
 // q80LaneKernels returns the level's Q8_0 lane kernels: the ZMM VPDPBUSD ones where the
@@ -198,8 +199,9 @@ func tileQ80(k q80Kernels, nb int, w []byte, wStride, mw int, xp []byte, ps, mx 
 		for ; i+4 <= mx; i += 4 {
 			op := o0 // the first row of the pairs left to r2x4
 			if k.r4x4 != nil && quads > 0 {
-				s.scales = growF32(s.scales, 32*nb)
-				k.r4x4(&w[o0*wStride], wStride, quads, &xp[i*ps], ps, nb, &dst[i*dstStride+o0], 4*dstStride, &s.scales[0])
+				s.scales = growF32(s.scales, 32*nb+4*nb*quads)
+				tab, dwt := s.scales[:32*nb], s.scales[32*nb:]
+				k.r4x4(&w[o0*wStride], wStride, quads, &xp[i*ps], ps, nb, &dst[i*dstStride+o0], 4*dstStride, &tab[0], &dwt[0], i == 0)
 				op = o0 + 4*quads
 			}
 			if p := (o0 + 2*pairs - op) / 2; p > 0 {

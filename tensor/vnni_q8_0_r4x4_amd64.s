@@ -7,8 +7,9 @@
 // order (dotQ8_0x86Go's bits), with fewer instructions a product:
 //   - the sixteen scales dw·dx of each block (the float32 product of the two float16
 //     scales, as in q80TileR2X4VNNI) come from a table: for each group of four weight
-//     rows one ZMM VMULPS a block of [dw0 dw1 dw2 dw3]×4 by [dx0×4 dx1×4 dx2×4 dx3×4]
-//     (the activation rows' scales, gathered once a call), before the products; the
+//     rows one ZMM VMULPS a block of [dw0 dw1 dw2 dw3]×4 (widened once for all the
+//     calls of a tile, dwt) by [dx0×4 dx1×4 dx2×4 dx3×4] (the activation rows'
+//     scales, gathered once a call), before the products; the
 //     FMAs read their scale from it as a broadcast memory operand, so that no
 //     multiplication a product competes with VPDPBUSD and the FMAs for the two pipes
 //     that run them, and no load waits on a store just made;
@@ -68,13 +69,19 @@ GLOBL q80qbias<>(SB), RODATA|NOPTR, $32
 	VMOVQ        X12, c(AX)(DX*2); \
 	VMOVHPS      X12, c(R8)(DX*2)
 
-// func q80TileR4X4VNNI(w *byte, wstride, nquads int, xp *byte, xpstride, nb int, dst *float32, dststride int, tab *float32)
+// func q80TileR4X4VNNI(w *byte, wstride, nquads int, xp *byte, xpstride, nb int, dst *float32, dststride int, tab, dwt *float32, fill bool)
 // For q < nquads, r < 4 and i < 4: dst[i·dststride bytes + (4q+r)·4 bytes] = hsum8 of
 // the Q8_0 lanes of weight row 4q+r (at w + (4q+r)·wstride) and the activation row
 // prepared at xp + i·xpstride, nb ≥ 1 blocks each; tab is scratch of 32·nb float32.
-TEXT ·q80TileR4X4VNNI(SB), NOSPLIT, $8-72
+// dwt (4·nb·nquads float32) holds the weight rows' scales, [dw0 dw1 dw2 dw3] of
+// group q at 4(nb·q+b): written first if fill, else as a call with fill left them
+// (the calls for the other activation rows of a tile share them).
+TEXT ·q80TileR4X4VNNI(SB), NOSPLIT, $24-81
 	MOVQ  w+0(FP), R11
 	MOVQ  wstride+8(FP), BX
+	MOVQ  BX, 16(SP)
+	MOVQ  dwt+72(FP), AX
+	MOVQ  AX, 8(SP)             // this group's weight scales
 	MOVQ  xp+24(FP), DI
 	MOVQ  xpstride+32(FP), CX
 	LEAQ  (DI)(CX*1), R12
@@ -108,33 +115,49 @@ q80qdx:
 	JNE          q80qdx
 
 q80qquad:
+	MOVQ 16(SP), BX
 	MOVQ R11, SI
 	LEAQ (R11)(BX*1), R8
 	LEAQ (R11)(BX*2), R9
 	LEAQ (R8)(BX*2), R10
+	CMPB fill+80(FP), $0
+	JEQ  q80qscales
 
-	// The block scales of these four weight rows: Z14 = [dw0 dw1 dw2 dw3]×4 times the
-	// activation scales.
-	MOVQ tab+64(FP), CX
-	MOVQ 0(SP), DX
+	// The weight scales of these four rows, [dw0 dw1 dw2 dw3] a block.
+	MOVQ 8(SP), DX
 	XORQ AX, AX
 
+q80qdw:
+	VPBROADCASTW (SI)(AX*1), X14
+	VPBROADCASTW (R8)(AX*1), X15
+	VPUNPCKLWD   X15, X14, X14
+	VPBROADCASTW (R9)(AX*1), X15
+	VPBROADCASTW (R10)(AX*1), X12
+	VPUNPCKLWD   X12, X15, X15
+	VPUNPCKLDQ   X15, X14, X14
+	VCVTPH2PS    X14, X14
+	VMOVUPS      X14, (DX)
+	ADDQ         $16, DX
+	ADDQ         $34, AX
+	CMPQ         AX, R15
+	JNE          q80qdw
+
+q80qscales:
+	// The block scales: [dw0 dw1 dw2 dw3]×4 times the activation scales.
+	MOVQ tab+64(FP), CX
+	MOVQ 8(SP), AX
+	MOVQ 0(SP), BX
+	MOVQ nb+40(FP), DX
+
 q80qscale:
-	VPBROADCASTW  (SI)(AX*1), X14
-	VPBROADCASTW  (R8)(AX*1), X15
-	VPUNPCKLWD    X15, X14, X14
-	VPBROADCASTW  (R9)(AX*1), X15
-	VPBROADCASTW  (R10)(AX*1), X12
-	VPUNPCKLWD    X12, X15, X15
-	VPUNPCKLDQ    X15, X14, X14
-	VCVTPH2PS     X14, Y14
-	VINSERTF64X4  $1, Y14, Z14, Z14
-	VMULPS        (CX)(DX*1), Z14, Z15
-	VMOVUPS       Z15, (CX)
-	ADDQ          $64, CX
-	ADDQ          $34, AX
-	CMPQ          AX, R15
-	JNE           q80qscale
+	VBROADCASTF32X4 (AX), Z14
+	VMULPS          (CX)(BX*1), Z14, Z15
+	VMOVUPS         Z15, (CX)
+	ADDQ            $64, CX
+	ADDQ            $16, AX
+	DECQ            DX
+	JNE             q80qscale
+	MOVQ            AX, 8(SP)   // the next group's weight scales
 
 	VMOVDQU q80qbias<>(SB), Y13
 	VPXORD  Y16, Y16, Y16
@@ -199,6 +222,7 @@ q80qblock:
 	Q80QHSUM(Y24, Y25, Y26, Y27, Y28, Y29, Y30, Y31, 8)
 	ADDQ $16, AX
 	MOVQ AX, dst+48(FP)
+	MOVQ 16(SP), BX
 	LEAQ (R11)(BX*4), R11
 	DECQ nquads+16(FP)
 	JNZ  q80qquad

@@ -10,7 +10,9 @@ import (
 // Q8_0 blocks of random bytes (quants -128 included on both sides, scales of any
 // exponent, a zero and a negative zero among them), 1 to 40 blocks and 1 to 5 groups
 // of four weight rows, with row strides past the blocks and a scratch table whose
-// prior contents must not matter; every output outside the tile must stay untouched.
+// prior contents must not matter, the weight scales filled by the call or by an
+// earlier one (which must leave them widened, in order); every output outside the
+// tile must stay untouched.
 func TestQ80TileR4X4VNNI(t *testing.T) {
 	if !hasFMA || !hasVNNI {
 		t.Skip("no AVX512-VNNI here")
@@ -55,7 +57,28 @@ func TestQ80TileR4X4VNNI(t *testing.T) {
 		for k := range tab {
 			tab[k] = float32(r.NormFloat64())
 		}
-		q80TileR4X4VNNI(&w[0], ws, quads, &xp[0], ps, nb, &dst[0], 4*ds, &tab[0])
+		dwt := make([]float32, 4*nb*quads)
+		for k := range dwt {
+			dwt[k] = float32(r.NormFloat64())
+		}
+		fill := trial%4 != 3 // else dwt as a call with fill left it
+		if !fill {
+			q80TileR4X4VNNI(&w[0], ws, quads, &xp[0], ps, nb, &dst[0], 4*ds, &tab[0], &dwt[0], true)
+			for k := range dst {
+				dst[k] = guard
+			}
+			for k := range tab {
+				tab[k] = float32(r.NormFloat64())
+			}
+		}
+		q80TileR4X4VNNI(&w[0], ws, quads, &xp[0], ps, nb, &dst[0], 4*ds, &tab[0], &dwt[0], fill)
+		for k, v := range dwt {
+			b, q := k/4%nb, k/(4*nb)
+			o := 4*q + k%4
+			if want := F16ToF32(uint16(w[o*ws+b*q8_0Bytes]) | uint16(w[o*ws+b*q8_0Bytes+1])<<8); math.Float32bits(v) != math.Float32bits(want) {
+				t.Fatalf("trial %d: weight scale %d (row %d, block %d) = %g, want %g", trial, k, o, b, v, want)
+			}
+		}
 		for i := range 4 {
 			for o := range ds {
 				got := dst[i*ds+o]
