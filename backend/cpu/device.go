@@ -41,6 +41,7 @@ type Device struct {
 	rms  rmsTask
 	ew   rowsTask
 	xq   []byte // MatMul: activations in the weight's vec-dot type
+	xp   []byte // MatMul: the activation rows prepared (matmulTask.prepared)
 }
 
 var _ backend.Device = (*Device)(nil)
