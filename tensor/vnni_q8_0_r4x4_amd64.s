@@ -42,22 +42,22 @@ GLOBL q80qbias<>(SB), RODATA|NOPTR, $32
 	VMOVDQU 2(row)(AX*1), wr; \
 	VPXOR   Y13, wr, wr
 
+// HALVESX is HALVES (avx2_hsum_amd64.h) for accumulators a and b among Y16-Y31: t =
+// [lo(a)+hi(a), lo(b)+hi(b)] by VSHUFF32X4, which reaches them (VPERM2F128 does not);
+// t and tmp in Y0-Y15.
+#define HALVESX(a, b, t, tmp) \
+	VSHUFF32X4 $0, b, a, t; \
+	VSHUFF32X4 $3, b, a, tmp; \
+	VADDPS     tmp, t, t
+
 // Q80QHSUM stores the hsum8 of the accumulators a0..a7 (weight rows r and r+1 against
-// activation rows 0..3, moved to Y0..Y7) to columns c and c+1 of the four output rows
-// at (AX), (AX)(DX), (AX)(DX*2), (R8)(DX*2): q80TileR2X4VNNI's reduction.
+// activation rows 0..3) to columns c and c+1 of the four output rows at (AX),
+// (AX)(DX), (AX)(DX*2), (R8)(DX*2): q80TileR2X4VNNI's reduction.
 #define Q80QHSUM(a0, a1, a2, a3, a4, a5, a6, a7, c) \
-	VMOVDQA64    a0, Y0; \
-	VMOVDQA64    a1, Y1; \
-	VMOVDQA64    a2, Y2; \
-	VMOVDQA64    a3, Y3; \
-	VMOVDQA64    a4, Y4; \
-	VMOVDQA64    a5, Y5; \
-	VMOVDQA64    a6, Y6; \
-	VMOVDQA64    a7, Y7; \
-	HALVES(Y0, Y4, Y8, Y15); \
-	HALVES(Y1, Y5, Y9, Y15); \
-	HALVES(Y2, Y6, Y10, Y15); \
-	HALVES(Y3, Y7, Y11, Y15); \
+	HALVESX(a0, a4, Y8, Y15); \
+	HALVESX(a1, a5, Y9, Y15); \
+	HALVESX(a2, a6, Y10, Y15); \
+	HALVESX(a3, a7, Y11, Y15); \
 	PAIRS(Y8, Y9, Y12, Y15); \
 	PAIRS(Y10, Y11, Y14, Y15); \
 	VHADDPS      Y14, Y12, Y13; \
