@@ -28,15 +28,22 @@ func q80TileR2X4VNNI(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, d
 //go:noescape
 func q80TileR4X1VNNI(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
 
+//go:noescape
+func q80TileR4X4VNNI(w *byte, wstride, nquads int, xp *byte, xpstride, nb int, dst *float32, dststride int, tab, dwt *float32, fill bool)
+
 // q80XPrepBytes is the size of a Q8_0 block prepared by q80XPrep (or q80XPrepVNNI).
 const q80XPrepBytes = 96
 
 // q80Kernels are the kernels of q8LanesTile: the preparation of a Q8_0 and of a Q8_1
-// activation row, and the two-by-four and the four-by-one tiles over prepared rows.
+// activation row, and the two-by-four and the four-by-one tiles over prepared rows;
+// r4x4, the four-by-four tile (with scratch tab of 32·nb float32, and the weight
+// scales dwt of 4·nb·nquads float32 that it fills if fill), is nil in the sets that
+// have none (tileQ80 then takes r2x4 for every pair of weight rows).
 type q80Kernels struct {
 	prep80, prep81 func(x *byte, nb int, dst *byte)
 	r2x4           func(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
 	r4x1           func(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
+	r4x4           func(w *byte, wstride, nquads int, xp *byte, xpstride, nb int, dst *float32, dststride int, tab, dwt *float32, fill bool)
 }
 
 // q80LaneKernels returns the level's Q8_0 lane kernels: the ZMM VPDPBUSD ones where the
@@ -56,13 +63,13 @@ func q80LaneKernels() q80Kernels {
 
 // q80KernelsAVX2 returns the AVX2 Q8_0 lane kernels (avx2_q8_0_amd64.s).
 func q80KernelsAVX2() q80Kernels {
-	return q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1}
+	return q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1, nil}
 }
 
 // q80KernelsVNNI returns the VPDPBUSD Q8_0 lane kernels on YMM registers
-// (vnni_q8_0_amd64.s).
+// (vnni_q8_0_amd64.s, vnni_q8_0_r4x4_amd64.s).
 func q80KernelsVNNI() q80Kernels {
-	return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI}
+	return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI, q80TileR4X4VNNI}
 }
 
 // q8LanesTile computes a tile in the x86 lane order of a 32-element block format whose
@@ -190,8 +197,15 @@ func tileQ80(k q80Kernels, nb int, w []byte, wStride, mw int, xp []byte, ps, mx 
 		pairs, quads := (o1-o0)/2, (o1-o0)/4
 		i := 0
 		for ; i+4 <= mx; i += 4 {
-			if pairs > 0 {
-				k.r2x4(&w[o0*wStride], wStride, pairs, &xp[i*ps], ps, nb, &dst[i*dstStride+o0], 4*dstStride)
+			op := o0 // the first row of the pairs left to r2x4
+			if k.r4x4 != nil && quads > 0 {
+				s.scales = growF32(s.scales, 32*nb+4*nb*quads)
+				tab, dwt := s.scales[:32*nb], s.scales[32*nb:]
+				k.r4x4(&w[o0*wStride], wStride, quads, &xp[i*ps], ps, nb, &dst[i*dstStride+o0], 4*dstStride, &tab[0], &dwt[0], i == 0)
+				op = o0 + 4*quads
+			}
+			if p := (o0 + 2*pairs - op) / 2; p > 0 {
+				k.r2x4(&w[op*wStride], wStride, p, &xp[i*ps], ps, nb, &dst[i*dstStride+op], 4*dstStride)
 			}
 			if o := o0 + 2*pairs; o < o1 {
 				k.r2x4(pad(o, o1, 2), rb, 1, &xp[i*ps], ps, nb, &out[0], 8)

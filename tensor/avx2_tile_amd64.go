@@ -16,6 +16,8 @@ type tileScratch struct {
 	w    []byte    // prepared activation rows
 	conv []byte    // weight rows converted to another block format
 	f32  []float32 // per block float32 values (addSumms)
+	// scales is q80TileR4X4VNNI's table of block scales, then its weight scales.
+	scales []float32
 	// The kernels' outputs: here rather than on the stack, which the kernels, called
 	// through function values, would move to the heap on every call.
 	out [32]float32

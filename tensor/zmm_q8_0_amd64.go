@@ -12,5 +12,5 @@ func q80TileR4X1ZMM(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32
 
 // q80KernelsZMM returns the Q8_0 lane kernels with the ZMM tiles (AVX512-VNNI).
 func q80KernelsZMM() q80Kernels {
-	return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4ZMM, q80TileR4X1ZMM}
+	return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4ZMM, q80TileR4X1ZMM, nil}
 }

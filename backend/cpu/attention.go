@@ -69,9 +69,21 @@ type attentionTask struct {
 	pos     []int32   // (n)
 	a       backend.Attention
 	scratch []attentionScratch // per worker
+	// The tiled kernel's keys transposed to float32 (AVX-512, transposeKeys): kt is
+	// (kvHeads, headDim, kts) for the cache rows 0..keys-1, kts their count rounded up
+	// to 16; kt is nil when the kernel reads the cache itself. transpose makes run
+	// fill kt instead of attending. ktBuf is kt's memory, kept between calls.
+	kt        []float32
+	ktBuf     []float32
+	keys, kts int
+	transpose bool
 }
 
 func (t *attentionTask) run(worker, lo, hi int) {
+	if t.transpose {
+		t.transposeKeys(lo, hi)
+		return
+	}
 	hd, group := t.a.HeadDim, t.a.Heads/t.a.KVHeads
 	qCols, kvCols := t.a.Heads*hd, t.a.KVHeads*hd
 	sc := &t.scratch[worker]
@@ -93,6 +105,10 @@ func (t *attentionTask) run(worker, lo, hi int) {
 		q := t.q[i*qCols+h*hd : i*qCols+(h+1)*hd]
 		out := t.dst[i*qCols+h*hd : i*qCols+(h+1)*hd]
 		kh := kvHead{off: (h / group) * hd, cols: kvCols, n: int(t.pos[i]) + 1}
+		if t.kt != nil {
+			g := h / group
+			kh.kt, kh.kts = t.kt[g*hd*t.kts:(g+1)*hd*t.kts], t.kts
+		}
 		switch t.kernel {
 		case attendF32:
 			attendSoftmax(out, q, tensor.Float32s(t.k), tensor.Float32s(t.v), kh, t.a.Scale, len(t.pos), sc)
@@ -115,10 +131,25 @@ func balancedRow(k, n int) int {
 	return n - 1 - k/2
 }
 
+// transposeKeys fills t.kt for units [lo, hi): unit u is the sixteen cache rows from
+// 16·(u%g) of KV head u/g, g = kts/16.
+func (t *attentionTask) transposeKeys(lo, hi int) {
+	hd, cols, groups := t.a.HeadDim, t.a.KVHeads*t.a.HeadDim, t.kts/16
+	k := uint16s(t.k)
+	for u := lo; u < hi; u++ {
+		g, j := u/groups, 16*(u%groups)
+		transposeKF16AVX512(&k[j*cols+g*hd], 2*cols, hd, min(16, t.keys-j), &t.kt[g*hd*t.kts+j], t.kts)
+	}
+}
+
 // kvHead locates one K/V head in the cache: element d of cache row j is at
-// j·cols + off + d, and rows 0..n-1 are attended to.
+// j·cols + off + d, and rows 0..n-1 are attended to. kt, if not nil, holds the head's
+// keys transposed to float32 as well: element d of row j at kt[d·kts + j], for rows
+// up to n rounded up to 16 at least (attentionTask.kt).
 type kvHead struct {
 	off, cols, n int
+	kt           []float32
+	kts          int
 }
 
 // Attention sets dst (n, heads·headDim) to causal attention of q over the cache rows
@@ -171,8 +202,28 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, a backend.Att
 	for _, pos := range t.pos {
 		maxKeys = max(maxKeys, int(pos)+1)
 	}
+	if kernel == attendFATiled && hasAVX512 {
+		d.transposeKeys(maxKeys)
+	}
 	d.pool.parallel(t, qb.rows*a.Heads, grainFor(maxKeys*a.HeadDim, 1))
-	t.dst, t.q, t.k, t.v, t.pos = nil, nil, nil, nil, nil
+	t.dst, t.q, t.k, t.v, t.pos, t.kt = nil, nil, nil, nil, nil, nil
+}
+
+// transposeKeys sets d.att.kt to the cache rows 0..keys-1 of every KV head transposed
+// to float32, for the tiled kernel's scores (scoresTileF32TAVX512): each query row and
+// head then reads its keys with plain loads, where it would gather and widen them
+// again for every query row and head.
+func (d *Device) transposeKeys(keys int) {
+	t := &d.att
+	t.keys, t.kts = keys, (keys+15)&^15
+	n := t.a.KVHeads * t.a.HeadDim * t.kts
+	if len(t.ktBuf) < n {
+		t.ktBuf = make([]float32, n)
+	}
+	t.kt = t.ktBuf[:n]
+	t.transpose = true
+	d.pool.parallel(t, t.a.KVHeads*t.kts/16, grainFor(16*t.a.HeadDim, 1))
+	t.transpose = false
 }
 
 // attendSoftmax is llama.cpp's attention without flash attention over an F32 cache,

@@ -105,4 +105,22 @@ func scoresTileF16AVX512(k *uint16, ks int, q *float32, hd, nkeys int, scale flo
 func accTileF16AVX512(acc *float32, v *uint16, vs int, p *float32, nkeys, hd int)
 
 //go:noescape
+func rmsScaleRowAVX512(dst, x, w *float32, scale float32, n int)
+
+//go:noescape
+func addRowAVX512(dst, x *float32, n int)
+
+//go:noescape
+func rotatePairsAVX512(x, cache *float32, n int)
+
+//go:noescape
+func tileMaxAVX512(s *float32, n int) (m float32, ok bool)
+
+//go:noescape
+func transposeKF16AVX512(k *uint16, ks int, hd, nkeys int, dst *float32, ds int)
+
+//go:noescape
+func scoresTileF32TAVX512(kt *float32, kts int, q *float32, hd, nkeys int, scale float32, s *float32)
+
+//go:noescape
 func scoresF16x8AVX512(k *uint16, ks int, q *float32, hd, n8 int, s *float32)

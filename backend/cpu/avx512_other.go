@@ -29,6 +29,22 @@ func scoresTileF16AVX512(k *uint16, ks int, q *float32, hd, nkeys int, scale flo
 	panic("cpu: no AVX-512 kernels")
 }
 
+func rmsScaleRowAVX512(dst, x, w *float32, scale float32, n int) { panic("cpu: no AVX-512 kernels") }
+
+func addRowAVX512(dst, x *float32, n int) { panic("cpu: no AVX-512 kernels") }
+
+func rotatePairsAVX512(x, cache *float32, n int) { panic("cpu: no AVX-512 kernels") }
+
+func tileMaxAVX512(s *float32, n int) (m float32, ok bool) { panic("cpu: no AVX-512 kernels") }
+
+func transposeKF16AVX512(k *uint16, ks int, hd, nkeys int, dst *float32, ds int) {
+	panic("cpu: no AVX-512 kernels")
+}
+
+func scoresTileF32TAVX512(kt *float32, kts int, q *float32, hd, nkeys int, scale float32, s *float32) {
+	panic("cpu: no AVX-512 kernels")
+}
+
 func accTileF16AVX512(acc *float32, v *uint16, vs int, p *float32, nkeys, hd int) {
 	panic("cpu: no AVX-512 kernels")
 }

@@ -39,7 +39,9 @@ type Device struct {
 	att  attentionTask
 	rope ropeTask
 	rms  rmsTask
+	ew   rowsTask
 	xq   []byte // MatMul: activations in the weight's vec-dot type
+	xp   []byte // MatMul: the activation rows prepared (matmulTask.prepared)
 }
 
 var _ backend.Device = (*Device)(nil)

@@ -18,10 +18,9 @@ func (d *Device) SwiGLU(dst, gate, up backend.Buffer) {
 		return
 	}
 	defer d.mu.Unlock()
-	ov, gv, uv := o.f32(), g.f32(), u.f32()
-	for r := 0; r < o.rows; r++ {
-		swigluRow(ov[r*o.cols:(r+1)*o.cols], gv[r*o.cols:(r+1)*o.cols], uv[r*o.cols:(r+1)*o.cols])
-	}
+	d.ew = rowsTask{op: rowsSwiGLU, dst: o.f32(), a: g.f32(), b: u.f32(), cols: o.cols}
+	d.pool.parallel(&d.ew, o.rows, rowsGrain(o.cols))
+	d.ew = rowsTask{}
 }
 
 // swigluRow is one row of SwiGLU: vsilu on the first multiple of 16 elements (in
@@ -76,13 +75,12 @@ func (d *Device) Add(dst, x backend.Buffer) {
 		return
 	}
 	defer d.mu.Unlock()
-	ov, av := o.f32(), a.f32()
-	for r := 0; len(av) > 0 && r < len(ov); r += len(av) {
-		row := ov[r : r+len(av)]
-		for i, v := range av {
-			row[i] += v
-		}
+	if o.cols == 0 {
+		return
 	}
+	d.ew = rowsTask{op: rowsAdd, dst: o.f32(), a: a.f32(), cols: o.cols}
+	d.pool.parallel(&d.ew, o.rows, rowsGrain(o.cols))
+	d.ew = rowsTask{}
 }
 
 // Copy copies src into dst of the same shape, converting between types with

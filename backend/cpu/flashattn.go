@@ -313,10 +313,7 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 	for t0 := 0; t0 < h.n; t0 += faTile {
 		s := sc.s[:min(faTile, h.n-t0)]
 		tileScores(s, q, k, t0, h, scale)
-		tmax := float32(math.Inf(-1))
-		for _, x := range s {
-			tmax = max(tmax, x)
-		}
+		tmax := tileMax(s)
 		if tmax > m {
 			ms := expf(m - tmax)
 			for d := range acc {
@@ -337,6 +334,26 @@ func attendTiled(out, q []float32, k, v []uint16, h kvHead, scale float32, sc *a
 	}
 }
 
+// tileMax is Go's max over s from −Inf (tileMaxGo); in assembly where there is one, but
+// for the NaNs and the signs of zeros, which tileMaxGo settles.
+func tileMax(s []float32) float32 {
+	if hasAVX512 && len(s) > 0 {
+		if m, ok := tileMaxAVX512(&s[0], len(s)); ok {
+			return m
+		}
+	}
+	return tileMaxGo(s)
+}
+
+// tileMaxGo is tileMax without assembly.
+func tileMaxGo(s []float32) float32 {
+	m := float32(math.Inf(-1))
+	for _, x := range s {
+		m = max(m, x)
+	}
+	return m
+}
+
 // accTileF16 adds attendTiled's weighted V rows of a tile to acc in key order: for each
 // key t0+j, acc[d] = fma32(s[j], v[d], acc[d]) (accRowF16).
 func accTileF16(acc []float32, v []uint16, t0 int, h kvHead, s []float32) {
@@ -354,12 +371,18 @@ func accTileF16(acc []float32, v []uint16, t0 int, h kvHead, s []float32) {
 
 // tileScores sets s[j] to the score of key t0+j in attendTiled: one fma32 chain over
 // the head's elements, times scale; in assembly where there is one, a tile at a time
-// (AVX-512) or eight keys at a time (AVX2).
+// (AVX-512: from the keys transposed to float32 if h has them) or eight keys at a time
+// (AVX2).
 func tileScores(s, q []float32, k []uint16, t0 int, h kvHead, scale float32) {
 	if useNEON && tileScoresNEON(s, q, k, t0, h, scale) {
 		return
 	}
 	hd := len(q)
+	if hasAVX512 && h.kt != nil && hd > 0 && len(s) > 0 {
+		_ = h.kt[(hd-1)*h.kts+t0+(len(s)+15)&^15-1]
+		scoresTileF32TAVX512(&h.kt[t0], h.kts, &q[0], hd, len(s), scale, &s[0])
+		return
+	}
 	if hasAVX512 && hd%2 == 0 && hd > 0 && len(s) > 0 {
 		_ = k[(t0+len(s)-1)*h.cols+h.off+hd-1]
 		scoresTileF16AVX512(&k[t0*h.cols+h.off], 2*h.cols, &q[0], hd, len(s), scale, &s[0])

@@ -28,15 +28,30 @@ type matmulTask struct {
 	// panel, when set, is the tile function over w in panel layout (q40Panels): the
 	// task's units are then panels of tensor.X86RepackRows rows.
 	panel tensor.PanelTileFunc
-	n, in int
-	out   int
+	// prepared, when prepared.Tile is set, takes the place of tile: the quantization
+	// also prepares each activation row into xp (rows of xprb bytes), once for all
+	// the chunks (mulMatPrepared).
+	prepared tensor.X86PreparedTile
+	xp       []byte
+	xprb     int
+	n, in    int
+	out      int
 }
+
+// mmRowGroup is the weight rows of a unit of a MatMul over row-major weights: the
+// chunks of its rows start at multiples of four, where the tile kernels' groups of
+// four weight rows (tensor's Q8_0 lane tiles, the float tiles) begin, so that only
+// the last chunk can leave them a remainder.
+const mmRowGroup = 4
 
 func (t *matmulTask) run(_, lo, hi int) {
 	if t.quantize {
 		rb := t.xrb
 		for i := lo; i < hi; i++ {
 			t.quant(t.xq[i*rb:(i+1)*rb], t.x[i*t.in:(i+1)*t.in])
+			if t.prepared.Tile != nil {
+				t.prepared.Prepare(t.xp[i*t.xprb:(i+1)*t.xprb], t.xq[i*rb:(i+1)*rb], t.in)
+			}
 		}
 		return
 	}
@@ -44,6 +59,11 @@ func (t *matmulTask) run(_, lo, hi int) {
 	if t.panel != nil {
 		const r = tensor.X86RepackRows
 		t.panel(t.in, t.w[lo*r*wrb:hi*r*wrb], (hi-lo)*r, t.xq, xrb, t.n, t.dst[lo*r:], t.out)
+		return
+	}
+	lo, hi = lo*mmRowGroup, min(hi*mmRowGroup, t.out)
+	if t.prepared.Tile != nil {
+		t.prepared.Tile(t.in, t.w[lo*wrb:hi*wrb], wrb, hi-lo, t.xp, t.xprb, t.n, t.dst[lo:], t.out)
 		return
 	}
 	if t.tile != nil {
@@ -105,12 +125,16 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		t.ngemm = t.n - t.n%tensor.X86RepackGemmRows
 		t.gemmTile = tensor.X86RepackGemmTileFunc(wb.dt)
 	}
+	if pt, ok := mulMatPrepared(wb.dt, xb.rows, wb.cols, wb.rows); ok && t.tile != nil && qt != tensor.F32 {
+		t.prepared, t.xprb = pt, pt.RowBytes(wb.cols)
+		t.xp = d.prepScratch(xb.rows * t.xprb)
+	}
 	if qt == tensor.F32 {
 		t.xq = xb.data
 	} else {
 		t.xq = d.scratch(xb.rows * t.xrb)
 		t.quantize = true
-		d.pool.parallel(t, t.n, grainFor(t.in, 1))
+		d.pool.parallel(t, t.n, rowsGrain(t.in))
 		t.quantize = false
 	}
 	if t.panel = q40PanelTile(wb); t.panel != nil {
@@ -123,7 +147,7 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		}
 		runtime.KeepAlive(wb) // its cleanup unmaps the panels (weightMem)
 	} else {
-		d.pool.parallel(t, t.out, grainFor(t.n*t.in, 16))
+		d.pool.parallel(t, (t.out+mmRowGroup-1)/mmRowGroup, grainFor(mmRowGroup*t.n*t.in, 16/mmRowGroup))
 	}
 	*t = matmulTask{}
 }
@@ -146,6 +170,15 @@ func (d *Device) scratch(n int) []byte {
 		d.xq = make([]byte, n)
 	}
 	return d.xq[:n]
+}
+
+// prepScratch returns the device's scratch for prepared activation rows
+// (matmulTask.prepared), grown to at least n bytes.
+func (d *Device) prepScratch(n int) []byte {
+	if cap(d.xp) < n {
+		d.xp = make([]byte, n)
+	}
+	return d.xp[:n]
 }
 
 // mulMatDot returns the dot product llama.cpp's CPU mul_mat uses for out weight rows of
@@ -193,6 +226,17 @@ func mulMatGemm(wt tensor.DType, out int) func(n int, w, x []byte) float32 {
 		return nil
 	}
 	return tensor.X86RepackGemmDotFunc(wt)
+}
+
+// mulMatPrepared returns the two-step form of mulMatTile's tile where it is
+// tensor.X86DotTileFunc's and tensor prepares its activation rows
+// (tensor.X86PreparedTileFunc), for a batch of n rows of in elements and out weight
+// rows: the rows are then prepared once a MatMul instead of once a chunk.
+func mulMatPrepared(wt tensor.DType, n, in, out int) (tensor.X86PreparedTile, bool) {
+	if tensor.X86RepackDotFunc(wt) != nil && out%tensor.X86RepackRows == 0 || tensor.X86DotFunc(wt) == nil {
+		return tensor.X86PreparedTile{}, false
+	}
+	return tensor.X86PreparedTileFunc(wt, in, n)
 }
 
 // mulMatTile is the tile form of mulMatDot's dot, or nil: tensor.X86DotTileFunc for the

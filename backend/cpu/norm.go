@@ -18,7 +18,11 @@ type rmsTask struct {
 
 func (t *rmsTask) run(_, lo, hi int) {
 	g := len(t.w)
-	for i := lo * t.cols; i < hi*t.cols; i += g {
+	i, end := lo*t.cols, hi*t.cols
+	for ; i+4*g <= end; i += 4 * g {
+		rmsNormRows4(t.dst[i:i+4*g], t.x[i:i+4*g], t.w, t.eps)
+	}
+	for ; i < end; i += g {
 		rmsNormRow(t.dst[i:i+g], t.x[i:i+g], t.w, t.eps)
 	}
 }
@@ -31,8 +35,47 @@ func rmsNormRow(dst, x, w []float32, eps float32) {
 	for _, v := range x {
 		sum += float64(v * v)
 	}
-	mean := float32(sum / float64(len(x)))
-	scale := 1 / float32(math.Sqrt(float64(mean+eps)))
+	rmsScaleRow(dst, x, w, rmsScale(sum, len(x), eps))
+}
+
+// rmsNormRows4 is rmsNormRow over four consecutive groups of len(w) elements (x and dst
+// hold 4·len(w)), their four float64 sums side by side: the same additions in the same
+// order for each, without waiting for one sum's additions before the next's.
+func rmsNormRows4(dst, x, w []float32, eps float32) {
+	g := len(w)
+	x0, x1, x2, x3 := x[:g], x[g:2*g], x[2*g:3*g], x[3*g:4*g]
+	var s0, s1, s2, s3 float64
+	for i, v := range x0 {
+		s0 += float64(v * v)
+		s1 += float64(x1[i] * x1[i])
+		s2 += float64(x2[i] * x2[i])
+		s3 += float64(x3[i] * x3[i])
+	}
+	for k, s := range [4]float64{s0, s1, s2, s3} {
+		rmsScaleRow(dst[k*g:(k+1)*g], x[k*g:(k+1)*g], w, rmsScale(s, g, eps))
+	}
+}
+
+// rmsScale is rmsNormRow's scale for the float64 sum of n squares: the mean and the
+// scale in float32.
+func rmsScale(sum float64, n int, eps float32) float32 {
+	mean := float32(sum / float64(n))
+	return 1 / float32(math.Sqrt(float64(mean+eps)))
+}
+
+// rmsScaleRow sets dst[i] = (x[i]·scale)·w[i] (in assembly at the AVX-512 level).
+func rmsScaleRow(dst, x, w []float32, scale float32) {
+	x, w = x[:len(dst)], w[:len(dst)]
+	if hasAVX512 && len(dst) > 0 {
+		rmsScaleRowAVX512(&dst[0], &x[0], &w[0], scale, len(dst))
+		return
+	}
+	rmsScaleRowGo(dst, x, w, scale)
+}
+
+// rmsScaleRowGo is rmsScaleRow without assembly.
+func rmsScaleRowGo(dst, x, w []float32, scale float32) {
+	x, w = x[:len(dst)], w[:len(dst)]
 	for i, v := range x {
 		dst[i] = (v * scale) * w[i]
 	}

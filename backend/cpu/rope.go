@@ -64,7 +64,18 @@ func ropeCache(cache []float32, pos, thetaScale float32, r backend.Rope, factors
 
 // rotate applies the cached rotation to one head: adjacent pairs (2i, 2i+1), or with
 // neox the pairs (i, i+dims/2). Elements past the rotated dims are left as they are.
+// The adjacent pairs go through assembly at the AVX-512 level.
 func rotate(x, cache []float32, neox bool) {
+	if hasAVX512 && !neox && len(cache) > 0 {
+		_ = x[len(cache)-1]
+		rotatePairsAVX512(&x[0], &cache[0], len(cache))
+		return
+	}
+	rotateGo(x, cache, neox)
+}
+
+// rotateGo is rotate without assembly.
+func rotateGo(x, cache []float32, neox bool) {
 	half := len(cache) / 2
 	for i := 0; i < half; i++ {
 		c, s := cache[2*i], cache[2*i+1]
