@@ -84,6 +84,20 @@ type Kernels interface {
 	Copy(dst, src Buffer)
 }
 
+// A Product is one matrix product of MultiMatMuler.MultiMatMul: Dst = x · Wᵀ.
+type Product struct {
+	Dst, W Buffer
+}
+
+// MultiMatMuler is an optional Kernels upgrade for the projections of one input (q, k
+// and v; gate and up): MultiMatMul(x, p) computes what MatMul(p[i].Dst, p[i].W, x) for
+// each i in turn computes, bit for bit, but may run the products together (on the CPU:
+// x converted once, and one parallel section over the rows of all the matrices instead
+// of one each). No Dst may be x or another product's Dst.
+type MultiMatMuler interface {
+	MultiMatMul(x Buffer, p []Product)
+}
+
 // Rope describes the rotary position embedding of one projection.
 type Rope struct {
 	HeadDim int     // elements per head

@@ -122,9 +122,8 @@ func (m *Model) stage(d backend.Kernels, k int, x, out *activations) {
 func (m *Model) attend(d backend.Kernels, st *stage, a *activations, ly *layer, l int) {
 	rope := m.rope(st)
 	d.RMSNorm(a.xb, a.x, ly.attnNorm, m.cfg.NormEps)
-	d.MatMul(a.q, ly.wq, a.xb)
-	d.MatMul(a.k, ly.wk, a.xb)
-	d.MatMul(a.v, ly.wv, a.xb)
+	a.proj = [...]backend.Product{{Dst: a.q, W: ly.wq}, {Dst: a.k, W: ly.wk}, {Dst: a.v, W: ly.wv}}
+	matMuls(d, a.xb, a.proj[:])
 	m.shapeQKV(d, a, &ly.blockExtras)
 	d.RoPE(a.q, a.pos, rope)
 	d.RoPE(a.k, a.pos, rope)
@@ -183,9 +182,21 @@ func (m *Model) shapeQKV(d backend.Kernels, a *activations, e *blockExtras) {
 // feedForward is x += down·(silu(gate·norm(x)) ⊙ up·norm(x)).
 func (m *Model) feedForward(d backend.Kernels, a *activations, ly *layer) {
 	d.RMSNorm(a.xb, a.x, ly.ffnNorm, m.cfg.NormEps)
-	d.MatMul(a.hb, ly.gate, a.xb)
-	d.MatMul(a.hb2, ly.up, a.xb)
+	a.proj = [...]backend.Product{{Dst: a.hb, W: ly.gate}, {Dst: a.hb2, W: ly.up}, {}}
+	matMuls(d, a.xb, a.proj[:2])
 	d.SwiGLU(a.hb, a.hb, a.hb2)
 	d.MatMul(a.xb, ly.down, a.hb)
 	d.Add(a.x, a.xb)
+}
+
+// matMuls sets p[i].Dst = x·p[i].Wᵀ for every i: in one call where d is a
+// backend.MultiMatMuler, else one MatMul each.
+func matMuls(d backend.Kernels, x backend.Buffer, p []backend.Product) {
+	if mm, ok := d.(backend.MultiMatMuler); ok {
+		mm.MultiMatMul(x, p)
+		return
+	}
+	for _, q := range p {
+		d.MatMul(q.Dst, q.W, x)
+	}
 }

@@ -45,6 +45,9 @@ type activations struct {
 	hb     backend.Buffer // (n, ff) gate, then silu(gate)⊙up
 	hb2    backend.Buffer // (n, ff) up
 	logits backend.Buffer // (n, vocab)
+	// proj holds the products of one input that attend and feedForward pass to
+	// matMuls (q, k, v; gate, up), kept here so that passing them does not allocate.
+	proj [3]backend.Product
 	// With the f16 wire (Options.Wire), x crosses a stage boundary as F16: wireOut is x
 	// rounded for the next stage (not on the last stage), wireIn is x as received from
 	// the previous one (not on the first stage). Both nil with the f32 wire.

@@ -40,8 +40,10 @@ type Device struct {
 	rope ropeTask
 	rms  rmsTask
 	ew   rowsTask
-	xq   []byte // MatMul: activations in the weight's vec-dot type
-	xp   []byte // MatMul: the activation rows prepared (matmulTask.prepared)
+	mms  multiMatMulTask
+	// mmScratch[i] holds the converted activations of MatMul (i = 0) and of
+	// MultiMatMul's product i.
+	mmScratch [maxProducts]mmScratch
 }
 
 var _ backend.Device = (*Device)(nil)

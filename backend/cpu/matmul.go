@@ -93,15 +93,41 @@ func (t *matmulTask) run(_, lo, hi int) {
 // (mulMatDot, computed by tiles with mulMatTile's function where there is one; the
 // repacked gemm's rows by tiles of tensor.X86RepackGemmTileFunc).
 func (d *Device) MatMul(dst, w, x backend.Buffer) {
-	o := d.arg("MatMul", "dst", dst, tensor.F32)
-	wb := d.arg("MatMul", "w", w)
-	xb := d.arg("MatMul", "x", x, tensor.F32)
-	shape("MatMul", "x", xb, o.rows, wb.cols)
-	shape("MatMul", "dst", o, xb.rows, wb.rows)
+	o, wb, xb := d.matMulArgs(dst, w, x)
 	if !d.lock("MatMul") {
 		return
 	}
 	defer d.mu.Unlock()
+	t := &d.mm
+	if err := d.setupMatMul(t, 0, o, wb, xb); err != nil {
+		d.fail(fmt.Errorf("cpu: MatMul: %w", err))
+		return
+	}
+	d.quantizeMatMul(t)
+	units, grain, stream := t.units()
+	if stream {
+		d.pool.parallelStream(t, units, grain)
+	} else {
+		d.pool.parallel(t, units, grain)
+	}
+	runtime.KeepAlive(wb) // its cleanup unmaps the panels (weightMem)
+	*t = matmulTask{}
+}
+
+// matMulArgs checks MatMul's arguments and returns them as this device's buffers.
+func (d *Device) matMulArgs(dst, w, x backend.Buffer) (o, wb, xb *Buffer) {
+	o = d.arg("MatMul", "dst", dst, tensor.F32)
+	wb = d.arg("MatMul", "w", w)
+	xb = d.arg("MatMul", "x", x, tensor.F32)
+	shape("MatMul", "x", xb, o.rows, wb.cols)
+	shape("MatMul", "dst", o, xb.rows, wb.rows)
+	return o, wb, xb
+}
+
+// setupMatMul sets t up for dst o = xb · wbᵀ: its kernels, and its converted
+// activations in the device's scratch number s (matMulScratch), not yet computed
+// (quantizeMatMul). The caller holds d.mu.
+func (d *Device) setupMatMul(t *matmulTask, s int, o, wb, xb *Buffer) error {
 	dot, err := mulMatDot(wb.dt, xb.rows, wb.cols, wb.rows)
 	qt := activationType(wb.dt)
 	var quant func(dst []byte, src []float32)
@@ -112,10 +138,8 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		err = fmt.Errorf("row of %d is not a multiple of %v's block", wb.cols, qt)
 	}
 	if err != nil {
-		d.fail(fmt.Errorf("cpu: MatMul: %w", err))
-		return
+		return err
 	}
-	t := &d.mm
 	*t = matmulTask{tile: mulMatTile(wb.dt, xb.rows, wb.cols, wb.rows), dst: o.f32(), x: xb.f32(), w: wb.data, wt: wb.dt, qt: qt, quant: quant, dot: dot, n: xb.rows, in: wb.cols, out: wb.rows}
 	t.xrb = qt.RowBytes(wb.cols)
 	if wb.dt == tensor.F16 && t.tile != nil { // the F16 tiles take F16 values widened (roundF16Row)
@@ -125,31 +149,40 @@ func (d *Device) MatMul(dst, w, x backend.Buffer) {
 		t.ngemm = t.n - t.n%tensor.X86RepackGemmRows
 		t.gemmTile = tensor.X86RepackGemmTileFunc(wb.dt)
 	}
+	sc := &d.mmScratch[s]
 	if pt, ok := mulMatPrepared(wb.dt, xb.rows, wb.cols, wb.rows); ok && t.tile != nil && qt != tensor.F32 {
 		t.prepared, t.xprb = pt, pt.RowBytes(wb.cols)
-		t.xp = d.prepScratch(xb.rows * t.xprb)
+		t.xp = grow(&sc.xp, xb.rows*t.xprb)
 	}
 	if qt == tensor.F32 {
 		t.xq = xb.data
 	} else {
-		t.xq = d.scratch(xb.rows * t.xrb)
+		t.xq = grow(&sc.xq, xb.rows*t.xrb)
 		t.quantize = true
-		d.pool.parallel(t, t.n, rowsGrain(t.in))
-		t.quantize = false
 	}
 	if t.panel = q40PanelTile(wb); t.panel != nil {
 		t.w = d.q40Panels(wb)
-		units, grain := t.out/tensor.X86RepackRows, grainFor(t.n*t.in*tensor.X86RepackRows, 2)
-		if t.n < tensor.X86RepackGemmRows { // decoding: one stream of weights
-			d.pool.parallelStream(t, units, grain)
-		} else {
-			d.pool.parallel(t, units, grain)
-		}
-		runtime.KeepAlive(wb) // its cleanup unmaps the panels (weightMem)
-	} else {
-		d.pool.parallel(t, (t.out+mmRowGroup-1)/mmRowGroup, grainFor(mmRowGroup*t.n*t.in, 16/mmRowGroup))
 	}
-	*t = matmulTask{}
+	return nil
+}
+
+// quantizeMatMul runs t's first pass: it converts the rows of x into t.xq (and
+// prepares them into t.xp), where t's activations are not x itself.
+func (d *Device) quantizeMatMul(t *matmulTask) {
+	if t.quantize {
+		d.pool.parallel(t, t.n, rowsGrain(t.in))
+		t.quantize = false
+	}
+}
+
+// units returns the units of t's dot pass (panels of tensor.X86RepackRows weight
+// rows, or groups of mmRowGroup), the least units worth a chunk, and whether the pass
+// is a decoding mat-vec that streams its weights once (parallelStream).
+func (t *matmulTask) units() (units, grain int, stream bool) {
+	if t.panel != nil {
+		return t.out / tensor.X86RepackRows, grainFor(t.n*t.in*tensor.X86RepackRows, 2), t.n < tensor.X86RepackGemmRows
+	}
+	return (t.out + mmRowGroup - 1) / mmRowGroup, grainFor(mmRowGroup*t.n*t.in, 16/mmRowGroup), false
 }
 
 // activationType is the type x is converted to before the dot products with weights of
@@ -163,22 +196,19 @@ func activationType(wt tensor.DType) tensor.DType {
 	return wt.VecDotType()
 }
 
-// scratch returns the device's activation scratch, grown to at least n bytes. Growth
-// allocates; steady-state calls do not.
-func (d *Device) scratch(n int) []byte {
-	if cap(d.xq) < n {
-		d.xq = make([]byte, n)
-	}
-	return d.xq[:n]
+// mmScratch is the scratch of one MatMul operand: its activations converted to the
+// weight's vec-dot type, and their rows prepared (matmulTask.prepared).
+type mmScratch struct {
+	xq, xp []byte
 }
 
-// prepScratch returns the device's scratch for prepared activation rows
-// (matmulTask.prepared), grown to at least n bytes.
-func (d *Device) prepScratch(n int) []byte {
-	if cap(d.xp) < n {
-		d.xp = make([]byte, n)
+// grow returns *b grown to at least n bytes. Growth allocates; steady-state calls do
+// not.
+func grow(b *[]byte, n int) []byte {
+	if cap(*b) < n {
+		*b = make([]byte, n)
 	}
-	return d.xp[:n]
+	return (*b)[:n]
 }
 
 // mulMatDot returns the dot product llama.cpp's CPU mul_mat uses for out weight rows of

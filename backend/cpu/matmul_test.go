@@ -91,8 +91,13 @@ func runMatMul(t *testing.T, threads int, wt tensor.DType, wq []byte, x []float3
 }
 
 // TestMatMulDoesNotAllocate: once the scratch has grown, MatMul allocates nothing, for
-// the types with and without an x86-order dot.
+// the types with and without an x86-order dot. Not under the race detector: there
+// MatMul allocates once in about every other run (on main too: 15 of 30 runs of
+// -race -count=30 failed), from the detector's instrumentation.
 func TestMatMulDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
 	const in, out, n = 256, 32, 5
 	for _, wt := range []tensor.DType{tensor.Q8_0, tensor.Q5_0, tensor.Q4_0, tensor.Q4_K, tensor.F16} {
 		d := New(2)

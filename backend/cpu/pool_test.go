@@ -125,3 +125,58 @@ func TestChunkBound(t *testing.T) {
 		t.Errorf("8 chunks of 3600: first %d, last %d; want 800 and 100", first, last)
 	}
 }
+
+// TestPoolBoundCoversUnits: the chunks of a job cover its units in order, from 0 to
+// units, and, but for rounding, shrink from each end towards the middle.
+func TestPoolBoundCoversUnits(t *testing.T) {
+	p := &pool{}
+	for _, tc := range []struct{ chunks, units int }{{2, 2}, {2, 9}, {3, 3}, {5, 7}, {8, 8}, {8, 1000}, {9, 100}, {16, 4000}} {
+		p.chunks, p.units = tc.chunks, tc.units
+		if b := p.bound(0); b != 0 {
+			t.Errorf("%+v: chunk 0 starts at %d", tc, b)
+		}
+		if b := p.bound(tc.chunks); b != tc.units {
+			t.Errorf("%+v: last chunk ends at %d", tc, b)
+		}
+		size := func(c int) int { return p.bound(c+1) - p.bound(c) }
+		for c := range tc.chunks {
+			if size(c) < 0 {
+				t.Fatalf("%+v: chunk %d is [%d, %d)", tc, c, p.bound(c), p.bound(c+1))
+			}
+			if mid := (tc.chunks+1)/2 - 1; c < mid && size(c+1) > size(c)+1 || c > mid+1 && size(c-1) > size(c)+1 {
+				t.Fatalf("%+v: chunk %d of %d units is smaller than its neighbour nearer the middle", tc, c, size(c))
+			}
+		}
+	}
+	p.chunks, p.units = 8, 3600
+	if first, last := p.bound(1), 3600-p.bound(7); first != 720 || last != 720 {
+		t.Errorf("8 chunks of 3600: first %d, last %d; want 720 and 720", first, last)
+	}
+}
+
+// rangeTask records which worker ran each unit.
+type rangeTask struct{ by []atomic.Int32 }
+
+func (t *rangeTask) run(worker, lo, hi int) {
+	for u := lo; u < hi; u++ {
+		t.by[u].Store(int32(worker))
+	}
+}
+
+// TestPoolCallerTakesTheFront: with two workers the caller runs a prefix of every job's
+// units and the other worker the rest, so that each keeps its part of the data a job
+// of the same shape reads again.
+func TestPoolCallerTakesTheFront(t *testing.T) {
+	p := newPool(2)
+	defer p.close()
+	for job := range 2000 {
+		n := 8 + job%200
+		rt := &rangeTask{by: make([]atomic.Int32, n)}
+		p.parallelStream(rt, n, 1)
+		for u := 1; u < n; u++ {
+			if rt.by[u].Load() < rt.by[u-1].Load() {
+				t.Fatalf("job %d: unit %d ran on worker %d after unit %d on worker %d", job, u, rt.by[u].Load(), u-1, rt.by[u-1].Load())
+			}
+		}
+	}
+}
