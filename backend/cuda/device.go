@@ -74,8 +74,8 @@ type device struct {
 	mmqOn      bool
 	mmqTileSet int
 	// wgOn says the wgmma module loads and gemm uses it (Options.WGMMA on a GPU that
-	// can run it: wgCapable); wgStages, for tests,
-	// picks the kernels' pipeline depth (0: wgStagesDefault).
+	// can run it: wgCapable); wgStages, for tests, picks the kernels' pipeline depth
+	// (0: wgStagesDefault).
 	wgOn     bool
 	wgStages int
 	// wcache keeps widened weights for gemm (OpenWith's Options.WeightCacheBytes); nil

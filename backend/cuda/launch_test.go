@@ -82,6 +82,11 @@ func TestKernelNames(t *testing.T) {
 			}
 		}
 	}
+	for _, dt := range wgTypes {
+		for _, s := range wgStageCounts(dt) {
+			check(wgName(dt, s), fmt.Sprintf("wg_%s_s%d", typeName(dt), s))
+		}
+	}
 	for _, hd := range []int{64, 128, 256} {
 		for _, g := range []int{1, 2, 4} {
 			entry, got, ok := gqaEntry(tensor.F16, hd, 4, g)

@@ -135,7 +135,7 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 	d.funcs = map[string]C.CUfunction{}
 	mods := map[string]C.CUmodule{}
 	for _, k := range kernelTable() {
-		if k.module == mmqModule && !d.mmqOn || k.module == wgModule && !d.wgOn { // not even JIT-compiled
+		if !d.wantsModule(k.module) { // not even JIT-compiled
 			continue
 		}
 		m, ok := mods[k.module]
@@ -173,6 +173,18 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 	d.prepareMMQ()
 	d.prepareWG()
 	return nil
+}
+
+// wantsModule reports whether loadKernels loads module: every one but those of kernels
+// that are off (mmq without Options.MMQ, wgmma without Options.WGMMA on a GPU that runs it).
+func (d *Device) wantsModule(module string) bool {
+	switch module {
+	case mmqModule:
+		return d.mmqOn
+	case wgModule:
+		return d.wgOn
+	}
+	return true
 }
 
 // loadModule loads one kernel module into the current context and reports whether it

@@ -35,16 +35,29 @@ func mmqName(dt tensor.DType, bn int) string {
 	return fmt.Sprintf("mmq_%s_%d", typeName(dt), bn)
 }
 
+// wgName is the wgmma kernel of weights dt with a pipeline of stages stages (one of
+// wgStageSizes; wgStageCounts says which of them a weight type has): "wg_q4_0_s4".
+func wgName(dt tensor.DType, stages int) string {
+	k := kernelsOf(dt)
+	for i, s := range wgStageSizes {
+		if s == stages {
+			return k.wg[i]
+		}
+	}
+	return fmt.Sprintf("wg_%s_s%d", typeName(dt), stages)
+}
+
 // typeKernels are the names of the kernels specialised for one weight type: embed_<type>,
 // mv_<type>_<nc> by the index of nc in matVecWidths, mv_fused_<type>, mv_fusedb_<type>,
-// mmq_<type>_<bn> by the index of bn in mmqTiles, dequant_f16_<type> and
-// dequant8_f16_<type>.
+// mmq_<type>_<bn> by the index of bn in mmqTiles, wg_<type>_s<stages> by the index of
+// stages in wgStageSizes, dequant_f16_<type> and dequant8_f16_<type>.
 type typeKernels struct {
 	embed     string
 	mv        []string
 	fused     string
 	fusedBias string
 	mmq       []string
+	wg        []string
 	dequant   string
 	dequant8  string
 }
@@ -73,6 +86,9 @@ func newTypeKernels(dt tensor.DType) typeKernels {
 	}
 	for _, bn := range mmqTileSizes {
 		k.mmq = append(k.mmq, fmt.Sprintf("mmq_%s_%d", t, bn))
+	}
+	for _, s := range wgStageSizes {
+		k.wg = append(k.wg, fmt.Sprintf("wg_%s_s%d", t, s))
 	}
 	return k
 }

@@ -7,11 +7,7 @@ package cuda
 */
 import "C"
 
-import (
-	"fmt"
-
-	"github.com/infergo/infer/tensor"
-)
+import "github.com/infergo/infer/tensor"
 
 // The wgmma kernels (kernels/wgmma.cu) multiply prompt batches by quantized weights on
 // Hopper's warpgroup MMA, decoding the blocks in registers: no dequantization pass and
@@ -39,22 +35,20 @@ const (
 // Device.wgStages.
 const wgStagesDefault = 4
 
+// wgStageSizes are the pipeline depths a wgmma kernel name is formatted for.
+var wgStageSizes = [...]int{3, 4, 5}
+
 // wgStageCounts are the pipeline depths dt's kernels come in (wg_<type>_s<N>): as many
 // stages as fit the 227 KiB an H100/H200 block may have.
 func wgStageCounts(dt tensor.DType) []int {
 	if dt == tensor.Q4_0 {
-		return []int{3, 4, 5}
+		return wgStageSizes[:]
 	}
-	return []int{3, 4}
+	return wgStageSizes[:2]
 }
 
 // wgTypes are the weight formats with wgmma kernels.
 var wgTypes = [...]tensor.DType{tensor.Q4_0, tensor.Q8_0}
-
-// wgName is the kernel of dt with a pipeline of stages stages.
-func wgName(dt tensor.DType, stages int) string {
-	return fmt.Sprintf("wg_%s_s%d", typeName(dt), stages)
-}
 
 // wgSmem is the dynamic shared memory of wg_<dt>_s<stages>: each stage holds two
 // activation atoms and the weight rows (wgBox bytes apart, rounded up to 1 KiB), plus
@@ -91,28 +85,31 @@ func (d *Device) prepareWG() {
 
 // wgEntry is the wgmma kernel gemm would launch for w, or "" when it takes the
 // dequantization path: a format without one, cols not a multiple of two stages, weights
-// not 8-byte aligned, a batch too large for the kernels' 32-bit offsets, the kernels off
-// (tests: gemmTune.noWG).
+// not 8-byte aligned, a batch too large for the kernels' 32-bit offsets, the kernels not
+// on (Options.WGMMA) or switched off (tests: gemmTune.noWG). The checks before the name
+// lookup keep the default path free of it.
 func (d *Device) wgEntry(w *Buffer, n int) string {
-	stages := d.wgStages
-	if stages == 0 {
-		stages = wgStagesDefault
-	}
-	name := wgName(w.dt, stages)
-	if d.blas != nil && d.blas.tune.noWG || w.cols%(2*wgStage) != 0 || w.ptr%8 != 0 || !d.has(name) || n*w.cols >= 1<<31 {
+	if !d.wgOn || d.blas != nil && d.blas.tune.noWG || w.cols%(2*wgStage) != 0 || w.ptr%8 != 0 || n*w.cols >= 1<<31 {
 		return ""
 	}
-	return name
+	if name := wgName(w.dt, d.wgDepth()); d.has(name) {
+		return name
+	}
+	return ""
+}
+
+// wgDepth is the pipeline depth of the wgmma kernels gemm launches.
+func (d *Device) wgDepth() int {
+	if d.wgStages != 0 {
+		return d.wgStages
+	}
+	return wgStagesDefault
 }
 
 // wgMatMul launches entry for o (n, w.rows) = x16 (the F16 activations, n rows) · wᵀ;
 // it runs under do.
 func (d *Device) wgMatMul(entry string, o, w *Buffer, x16 C.CUdeviceptr, n int) error {
-	stages := d.wgStages
-	if stages == 0 {
-		stages = wgStagesDefault
-	}
 	a := new(args).ptr(o.ptr).ptr(w.ptr).ptr(uint64(x16)).i32(w.rows).i32(w.cols).i32(n)
 	grid := dim3{ceilDiv(w.rows, wgRows), ceilDiv(n, wgTokens), 1}
-	return d.launchShared(d.stream, entry, grid, dim3{wgThreads, 1, 1}, wgSmem(w.dt, stages), a)
+	return d.launchShared(d.stream, entry, grid, dim3{wgThreads, 1, 1}, wgSmem(w.dt, d.wgDepth()), a)
 }
