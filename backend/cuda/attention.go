@@ -59,9 +59,10 @@ func (d *Device) Attention(dst, q, k, v, positions backend.Buffer, at backend.At
 	need(kb.dt == vb.dt && (kb.dt == tensor.F32 || kb.dt == tensor.F16) && kb.cols == at.KVHeads*hd && vb.cols == kb.cols && vb.rows == kb.rows, "Attention: k %v (%d, %d), v %v (%d, %d)", kb.dt, kb.rows, kb.cols, vb.dt, vb.rows, vb.cols)
 	need(p.dt == tensor.I32 && p.rows == o.rows, "Attention: positions %v (%d rows) for %d rows", p.dt, p.rows, o.rows)
 	n, ctx := o.rows, kb.rows
-	if entry, ok := flashEntry(kb.dt, n, hd); ok && !d.noFlash {
+	if entry, ok := flashEntry(kb.dt, n, hd); ok && !d.noFlash && d.has(entry) {
 		a := new(args).ptr(o.ptr).ptr(qb.ptr).ptr(kb.ptr).ptr(vb.ptr).ptr(p.ptr).i32(n).i32(at.Heads).i32(at.KVHeads).f32(at.Scale)
-		d.run(entry, dim3{ceilDiv(n, flashRows), at.Heads, 1}, dim3{flashThreads, 1, 1}, a)
+		grid, block := dim3{ceilDiv(n, flashRows), at.Heads, 1}, dim3{flashThreads, 1, 1}
+		d.enqueue(entry, func() error { return d.launchShared(d.stream, entry, grid, block, flashSmem(hd), a) })
 		return
 	}
 	entry := decodeEntry(kb.dt, hd)
@@ -248,11 +249,34 @@ func decodeEntry(dt tensor.DType, hd int) string {
 }
 
 // Launch shape of the tensor-core flash attention for prompt batches (attention.cu):
-// FA_WARPS warps of 16 query rows each.
+// FA_WARPS warps of 16 query rows each; K/V tiles of FA_KEYS cache rows, FA_PAD halves
+// longer than the head, in FA_STAGES buffers.
 const (
 	flashThreads = 4 * 32
 	flashRows    = 4 * 16
+	flashKeys    = 64
+	flashStages  = 2
+	flashPad     = 8
 )
+
+// flashHeadDims are the head dimensions the flash kernels are built for.
+var flashHeadDims = [...]int{64, 80, 96, 128}
+
+// flashSmem is the dynamic shared memory of flash_attn_f16_hd<hd>: a K and a V tile of
+// F16 per stage.
+func flashSmem(hd int) int { return flashStages * 2 * flashKeys * (hd + flashPad) * 2 }
+
+// prepareFlash lets each loaded flash kernel use its dynamic shared memory (beyond the
+// default 48 KB for the larger heads), dropping one the GPU cannot give that much
+// (Attention then takes the per-row path). It runs under do, after the kernels are loaded.
+func (d *Device) prepareFlash() {
+	for _, hd := range flashHeadDims {
+		name, _ := flashEntry(tensor.F16, splitMaxRows+1, hd)
+		if f, ok := d.funcs[name]; ok && check("cuFuncSetAttribute", C.cu_func_set_attribute(f, cuFuncAttrMaxDynamicShared, C.int(flashSmem(hd)))) != nil {
+			delete(d.funcs, name)
+		}
+	}
+}
 
 // flashEntry names the flash-attention kernel for a batch of n query rows over a cache
 // of dt with head dimension hd, and reports whether there is one: prompt batches (more

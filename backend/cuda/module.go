@@ -172,6 +172,7 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 	}
 	d.prepareMMQ()
 	d.prepareWG()
+	d.prepareFlash()
 	return nil
 }
 

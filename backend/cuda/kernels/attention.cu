@@ -800,17 +800,24 @@ ATT_GQA(256, 4)
 // flash_attn_f16_hdN: causal grouped-query attention of a batch of query rows over an
 // F16 cache, for head dimension N (64, 80, 96 or 128), FlashAttention-2 style. One block
 // of FA_WARPS warps takes FA_ROWS query rows of one head; each warp owns 16 of them. The
-// keys and values go through shared memory FA_KEYS rows at a time; the scores S = q·kᵀ
-// and the products p·v run on mma.sync m16n8k16 (f16 inputs, f32 accumulators), with the
-// softmax kept online per row in registers, so no score matrix is ever stored. q is
-// rounded to f16 (as llama.cpp's flash attention does), the scale is applied to the f32
-// scores, and the probabilities are rounded to f16 for p·v while their sum stays f32.
-// Row i sees cache rows 0..pos[i]; rows past n are computed as fully masked and not
-// written. grid (ceil(n / FA_ROWS), heads), block FA_WARPS·32.
+// keys and values go through shared memory FA_KEYS rows at a time, in FA_STAGES buffers
+// filled by cp.async, so the next tile's copy runs while this one is multiplied; both
+// stay row-major (rows FA_PAD halves longer than the head, conflict-free for ldmatrix),
+// the value fragments are read transposed by ldmatrix.trans. The scores S = q·kᵀ and the
+// products p·v run on mma.sync m16n8k16 (f16 inputs, f32 accumulators), with the softmax
+// kept online per row in registers, so no score matrix is ever stored. q is rounded to
+// f16 (as llama.cpp's flash attention does), the scale is applied to the f32 scores, and
+// the probabilities are rounded to f16 for p·v while their sum stays f32. Row i sees
+// cache rows 0..pos[i]; rows past n are computed as fully masked and not written. Blocks
+// take their query tiles last first, so the longest (causal) rows start first.
+// grid (ceil(n / FA_ROWS), heads), block FA_WARPS·32, dynamic shared memory
+// FA_STAGES · 2 · FA_KEYS · (N + FA_PAD) halves.
 
 #define FA_WARPS 4
 #define FA_ROWS (16 * FA_WARPS)
 #define FA_KEYS 64
+#define FA_STAGES 2
+#define FA_PAD 8
 
 // pack2 rounds (lo, hi) to a half2 in one 32-bit register, lo in the low half.
 static __device__ __forceinline__ u32 pack2(float lo, float hi) {
@@ -828,18 +835,112 @@ static __device__ __forceinline__ void mma16816(float c[4], const u32 a[4], u32 
 	             : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+static __device__ __forceinline__ u32 fa_smem_addr(const void *p) { return (u32)__cvta_generic_to_shared(p); }
+
+// fa_copy16 starts an asynchronous copy of 16 bytes from g to shared s, or stores 16
+// zero bytes there when !full (g is not read then, but stays a valid address).
+static __device__ __forceinline__ void fa_copy16(void *s, const void *g, bool full) {
+	asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(fa_smem_addr(s)), "l"(g), "r"(full ? 16 : 0)
+	             : "memory");
+}
+static __device__ __forceinline__ void fa_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+static __device__ __forceinline__ void fa_wait_prev() { asm volatile("cp.async.wait_group 1;\n" ::: "memory"); }
+
+// fa_ldsm4 is ldmatrix .x4 (.trans when T): lanes 8i..8i+7 give the row addresses of
+// 8×8 matrix i, which lands in r[i].
+template <bool T> static __device__ __forceinline__ void fa_ldsm4(u32 r[4], const __half *p) {
+	if (T)
+		asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+		             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		             : "r"(fa_smem_addr(p))
+		             : "memory");
+	else
+		asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+		             : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+		             : "r"(fa_smem_addr(p))
+		             : "memory");
+}
+
+// fa_ldsm2 is ldmatrix .x2: lanes 0..7 and 8..15 give the row addresses of the two
+// matrices.
+static __device__ __forceinline__ void fa_ldsm2(u32 r[2], const __half *p) {
+	asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+	             : "=r"(r[0]), "=r"(r[1])
+	             : "r"(fa_smem_addr(p))
+	             : "memory");
+}
+
+// fa_load starts the copies of cache rows j0..j0+FA_KEYS-1 of one K/V head into the
+// tiles ks, vs; rows from keys on are zeros (so that p·v never meets stale values).
+template <int HD>
+static __device__ __forceinline__ void fa_load(__half *ks, __half *vs, const __half *kh, const __half *vh, int j0,
+                                               int keys, int kvStride) {
+	constexpr int S = HD + FA_PAD;
+	for (int c = threadIdx.x; c < FA_KEYS * HD / 8; c += FA_WARPS * WARP) {
+		const int r = c / (HD / 8), d = c % (HD / 8) * 8;
+		const bool full = j0 + r < keys;
+		const size_t at = (size_t)(full ? j0 + r : 0) * kvStride + d;
+		fa_copy16(ks + r * S + d, kh + at, full);
+		fa_copy16(vs + r * S + d, vh + at, full);
+	}
+}
+
+// fa_scores sets s to the warp's 16 query rows (qa) times the FA_KEYS keys of the tile ks.
+template <int HD>
+static __device__ __forceinline__ void fa_scores(float s[FA_KEYS / 8][4], const u32 qa[HD / 16][4], const __half *ks,
+                                                 int lane) {
+	constexpr int S = HD + FA_PAD;
+#pragma unroll
+	for (int nt = 0; nt < FA_KEYS / 8; nt++) {
+		s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
+		const __half *kr = ks + (nt * 8 + (lane & 7)) * S;
+#pragma unroll
+		for (int kk = 0; kk + 1 < HD / 16; kk += 2) {
+			u32 b[4]; // matrix i: keys nt·8.., dims kk·16 + 8i..
+			fa_ldsm4<false>(b, kr + kk * 16 + (lane >> 3) * 8);
+			mma16816(s[nt], qa[kk], b[0], b[1]);
+			mma16816(s[nt], qa[kk + 1], b[2], b[3]);
+		}
+		if (HD / 16 % 2 == 1) {
+			constexpr int kk = HD / 16 - 1;
+			u32 b[2];
+			fa_ldsm2(b, kr + kk * 16 + (lane >> 3 & 1) * 8);
+			mma16816(s[nt], qa[kk], b[0], b[1]);
+		}
+	}
+}
+
+// fa_values adds the tile's probabilities s (rounded to f16) times its values vs to o.
+template <int HD>
+static __device__ __forceinline__ void fa_values(float o[HD / 8][4], const float s[FA_KEYS / 8][4], const __half *vs,
+                                                 int lane) {
+	constexpr int S = HD + FA_PAD;
+#pragma unroll
+	for (int kk = 0; kk < FA_KEYS / 16; kk++) {
+		// Two n8 score tiles side by side are one A fragment over 16 keys.
+		const u32 pa[4] = {pack2(s[2 * kk][0], s[2 * kk][1]), pack2(s[2 * kk][2], s[2 * kk][3]),
+		                   pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+		const __half *vr = vs + (kk * 16 + (lane >> 3 & 1) * 8 + (lane & 7)) * S + (lane >> 4) * 8;
+#pragma unroll
+		for (int d = 0; d < HD / 8; d += 2) {
+			u32 b[4]; // matrix i: keys kk·16 + 8·(i&1).., dims d·8 + 8·(i>>1).., transposed
+			fa_ldsm4<true>(b, vr + d * 8);
+			mma16816(o[d], pa, b[0], b[1]);
+			mma16816(o[d + 1], pa, b[2], b[3]);
+		}
+	}
+}
+
 template <int HD>
 static __device__ void flash_attend(float *dst, const float *q, const __half *k, const __half *v, const int *pos,
                                     int n, int heads, int kvHeads, float scale) {
-	constexpr int KS = HD + 8;      // row stride of ks in halves (bank-conflict-free fragment loads)
-	constexpr int VS = FA_KEYS + 8; // row stride of vt
-	__shared__ __align__(16) __half ks[FA_KEYS * KS]; // keys of the tile, row-major
-	__shared__ __align__(16) __half vt[HD * VS];      // values of the tile, transposed
+	constexpr int TILE = FA_KEYS * (HD + FA_PAD); // halves of one K or V tile
+	extern __shared__ __align__(16) __half fa_tiles[]; // per stage: the K tile, then the V tile
 	__shared__ int blockLast;
 	const int h = blockIdx.y, lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
 	const int g = lane / 4, t = lane % 4;
 	const int kvh = h / (heads / kvHeads), kvStride = kvHeads * HD;
-	const int r0 = blockIdx.x * FA_ROWS + warp * 16 + g, r1 = r0 + 8;
+	const int r0 = (gridDim.x - 1 - blockIdx.x) * FA_ROWS + warp * 16 + g, r1 = r0 + 8;
 	const int p0 = r0 < n ? pos[r0] : -1, p1 = r1 < n ? pos[r1] : -1;
 	int warpLast = max(p0, p1);
 #pragma unroll
@@ -849,6 +950,9 @@ static __device__ void flash_attend(float *dst, const float *q, const __half *k,
 	if (lane == 0) atomicMax(&blockLast, warpLast);
 	__syncthreads();
 	const int keys = blockLast + 1;
+	const __half *kh = k + (size_t)kvh * HD, *vh = v + (size_t)kvh * HD;
+	fa_load<HD>(fa_tiles, fa_tiles + TILE, kh, vh, 0, keys, kvStride);
+	fa_commit();
 
 	u32 qa[HD / 16][4]; // this warp's 16 query rows as mma A fragments
 	{
@@ -867,92 +971,68 @@ static __device__ void flash_attend(float *dst, const float *q, const __half *k,
 #pragma unroll
 	for (int d = 0; d < HD / 8; d++) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
 	float m0 = NEG_INF, m1 = NEG_INF, l0 = 0.0f, l1 = 0.0f;
-	const __half *kh = k + (size_t)kvh * HD, *vh = v + (size_t)kvh * HD;
 
-	for (int j0 = 0; j0 < keys; j0 += FA_KEYS) {
-		__syncthreads(); // every warp is done with the previous tile
-		for (int c = threadIdx.x; c < FA_KEYS * HD / 8; c += blockDim.x) {
-			const int r = c / (HD / 8), d = c % (HD / 8) * 8;
-			uint4 kx = make_uint4(0, 0, 0, 0), vx = kx;
-			if (j0 + r < keys) {
-				kx = *(const uint4 *)(kh + (size_t)(j0 + r) * kvStride + d);
-				vx = *(const uint4 *)(vh + (size_t)(j0 + r) * kvStride + d);
+	for (int j0 = 0, stage = 0; j0 < keys; j0 += FA_KEYS, stage ^= 1) {
+		if (j0 + FA_KEYS < keys) {
+			__half *next = fa_tiles + (stage ^ 1) * 2 * TILE;
+			fa_load<HD>(next, next + TILE, kh, vh, j0 + FA_KEYS, keys, kvStride);
+		}
+		fa_commit(); // an empty group after the last tile keeps wait_group 1 exact
+		fa_wait_prev();
+		__syncthreads(); // every thread's copies of this tile have landed
+		if (j0 <= warpLast) { // else no key of this tile is visible to the warp's rows
+			const __half *ks = fa_tiles + stage * 2 * TILE;
+			float s[FA_KEYS / 8][4];
+			fa_scores<HD>(s, qa, ks, lane);
+			float mx0 = NEG_INF, mx1 = NEG_INF;
+#pragma unroll
+			for (int nt = 0; nt < FA_KEYS / 8; nt++) {
+#pragma unroll
+				for (int e = 0; e < 2; e++) {
+					const int j = j0 + nt * 8 + 2 * t + e;
+					s[nt][e] = j <= p0 ? s[nt][e] * scale : NEG_INF;
+					s[nt][2 + e] = j <= p1 ? s[nt][2 + e] * scale : NEG_INF;
+					mx0 = fmaxf(mx0, s[nt][e]);
+					mx1 = fmaxf(mx1, s[nt][2 + e]);
+				}
 			}
-			*(uint4 *)(ks + r * KS + d) = kx;
-			const __half *vv = (const __half *)&vx;
 #pragma unroll
-			for (int e = 0; e < 8; e++) vt[(d + e) * VS + r] = vv[e];
-		}
-		__syncthreads();
-		if (j0 > warpLast) continue; // no key of this tile is visible to the warp's rows
-
-		float s[FA_KEYS / 8][4];
-#pragma unroll
-		for (int nt = 0; nt < FA_KEYS / 8; nt++) {
-			s[nt][0] = s[nt][1] = s[nt][2] = s[nt][3] = 0.0f;
-#pragma unroll
-			for (int kk = 0; kk < HD / 16; kk++) {
-				const __half *kr = ks + (nt * 8 + g) * KS + kk * 16 + 2 * t;
-				mma16816(s[nt], qa[kk], *(const u32 *)kr, *(const u32 *)(kr + 8));
+			for (int off = 1; off < 4; off <<= 1) {
+				mx0 = fmaxf(mx0, __shfl_xor_sync(FULL_MASK, mx0, off));
+				mx1 = fmaxf(mx1, __shfl_xor_sync(FULL_MASK, mx1, off));
 			}
-		}
-		float mx0 = NEG_INF, mx1 = NEG_INF;
+			const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
+			const float b0 = n0 == NEG_INF ? 0.0f : n0, b1 = n1 == NEG_INF ? 0.0f : n1; // no NaN from -inf - -inf
+			const float c0 = expf(m0 - b0), c1 = expf(m1 - b1);
+			float sum0 = 0.0f, sum1 = 0.0f;
 #pragma unroll
-		for (int nt = 0; nt < FA_KEYS / 8; nt++) {
-#pragma unroll
-			for (int e = 0; e < 2; e++) {
-				const int j = j0 + nt * 8 + 2 * t + e;
-				s[nt][e] = j <= p0 ? s[nt][e] * scale : NEG_INF;
-				s[nt][2 + e] = j <= p1 ? s[nt][2 + e] * scale : NEG_INF;
-				mx0 = fmaxf(mx0, s[nt][e]);
-				mx1 = fmaxf(mx1, s[nt][2 + e]);
+			for (int nt = 0; nt < FA_KEYS / 8; nt++) {
+				s[nt][0] = expf(s[nt][0] - b0);
+				s[nt][1] = expf(s[nt][1] - b0);
+				s[nt][2] = expf(s[nt][2] - b1);
+				s[nt][3] = expf(s[nt][3] - b1);
+				sum0 += s[nt][0] + s[nt][1];
+				sum1 += s[nt][2] + s[nt][3];
 			}
-		}
 #pragma unroll
-		for (int off = 1; off < 4; off <<= 1) {
-			mx0 = fmaxf(mx0, __shfl_xor_sync(FULL_MASK, mx0, off));
-			mx1 = fmaxf(mx1, __shfl_xor_sync(FULL_MASK, mx1, off));
-		}
-		const float n0 = fmaxf(m0, mx0), n1 = fmaxf(m1, mx1);
-		const float b0 = n0 == NEG_INF ? 0.0f : n0, b1 = n1 == NEG_INF ? 0.0f : n1; // no NaN from -inf - -inf
-		const float c0 = expf(m0 - b0), c1 = expf(m1 - b1);
-		float sum0 = 0.0f, sum1 = 0.0f;
-#pragma unroll
-		for (int nt = 0; nt < FA_KEYS / 8; nt++) {
-			s[nt][0] = expf(s[nt][0] - b0);
-			s[nt][1] = expf(s[nt][1] - b0);
-			s[nt][2] = expf(s[nt][2] - b1);
-			s[nt][3] = expf(s[nt][3] - b1);
-			sum0 += s[nt][0] + s[nt][1];
-			sum1 += s[nt][2] + s[nt][3];
-		}
-#pragma unroll
-		for (int off = 1; off < 4; off <<= 1) {
-			sum0 += __shfl_xor_sync(FULL_MASK, sum0, off);
-			sum1 += __shfl_xor_sync(FULL_MASK, sum1, off);
-		}
-		l0 = l0 * c0 + sum0;
-		l1 = l1 * c1 + sum1;
-		m0 = n0;
-		m1 = n1;
-#pragma unroll
-		for (int d = 0; d < HD / 8; d++) {
-			o[d][0] *= c0;
-			o[d][1] *= c0;
-			o[d][2] *= c1;
-			o[d][3] *= c1;
-		}
-#pragma unroll
-		for (int kk = 0; kk < FA_KEYS / 16; kk++) {
-			// Two n8 score tiles side by side are one A fragment over 16 keys.
-			const u32 pa[4] = {pack2(s[2 * kk][0], s[2 * kk][1]), pack2(s[2 * kk][2], s[2 * kk][3]),
-			                   pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+			for (int off = 1; off < 4; off <<= 1) {
+				sum0 += __shfl_xor_sync(FULL_MASK, sum0, off);
+				sum1 += __shfl_xor_sync(FULL_MASK, sum1, off);
+			}
+			l0 = l0 * c0 + sum0;
+			l1 = l1 * c1 + sum1;
+			m0 = n0;
+			m1 = n1;
 #pragma unroll
 			for (int d = 0; d < HD / 8; d++) {
-				const __half *vr = vt + (d * 8 + g) * VS + kk * 16 + 2 * t;
-				mma16816(o[d], pa, *(const u32 *)vr, *(const u32 *)(vr + 8));
+				o[d][0] *= c0;
+				o[d][1] *= c0;
+				o[d][2] *= c1;
+				o[d][3] *= c1;
 			}
+			fa_values<HD>(o, s, ks + TILE, lane);
 		}
+		__syncthreads(); // every warp is done with this stage before the copies into it
 	}
 
 	const float i0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, i1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
