@@ -174,11 +174,16 @@ func testCopy(t *testing.T, d backend.Device) {
 }
 
 // testSetRows checks SetRows into F32 and F16 caches: listed rows are replaced, the
-// others untouched.
+// others untouched; rows of a multiple of 4 elements and not, shorter and longer than
+// one block of a GPU kernel.
 func testSetRows(t *testing.T, d backend.Device) {
-	for _, dt := range []tensor.DType{tensor.F32, tensor.F16} {
-		t.Run(dt.String(), func(t *testing.T) {
-			const ctx, dim = 8, 24
+	for _, tc := range []struct {
+		dt  tensor.DType
+		dim int
+	}{{tensor.F32, 24}, {tensor.F16, 24}, {tensor.F32, 22}, {tensor.F16, 22}, {tensor.F16, 2056}, {tensor.F16, 1030}, {tensor.F32, 1030}} {
+		dt, dim := tc.dt, tc.dim
+		t.Run(fmt.Sprintf("%v/%d", dt, dim), func(t *testing.T) {
+			const ctx = 8
 			r := rng(7)
 			init, src := normals(r, ctx*dim, 1), normals(r, 3*dim, 1)
 			cache := upload(t, d, dt, ctx, dim, quantized(t, dt, init))

@@ -135,11 +135,14 @@ func (d *Device) launchPair(p, q *heldPair) error {
 	}
 	if q == nil {
 		a := new(args).ptr(p.dst.ptr).ptr(p.a.ptr).ptr(p.rows.ptr).i32(p.a.cols)
-		return d.launch(setRowsEntry(p.dst.dt, false), dim3{n, ceilDiv(p.a.cols, threads), 1}, block, a)
+		return d.launch(setRowsEntry(p.dst.dt, false), dim3{n, ceilDiv(p.a.cols, setRowsPerBlock), 1}, block, a)
 	}
 	a := new(args).ptr(p.dst.ptr).ptr(p.a.ptr).ptr(q.dst.ptr).ptr(q.a.ptr).ptr(p.rows.ptr).i32(p.a.cols).i32(q.a.cols)
-	return d.launch(pairEntry(p), dim3{n, ceilDiv(max(p.a.cols, q.a.cols), threads), 2}, block, a)
+	return d.launch(pairEntry(p), dim3{n, ceilDiv(max(p.a.cols, q.a.cols), setRowsPerBlock), 2}, block, a)
 }
+
+// setRowsPerBlock is the row elements one block of set_rows*.cu stores: four a thread.
+const setRowsPerBlock = 4 * threads
 
 // normEntry is the kernel of held per-head norms and their RoPEs.
 const normEntry = "norm_rope2_f32"
