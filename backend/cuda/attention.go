@@ -259,8 +259,12 @@ const (
 	flashPad     = 8
 )
 
-// flashHeadDims are the head dimensions the flash kernels are built for.
-var flashHeadDims = [...]int{64, 80, 96, 128}
+// flashKernels are the flash kernels by head dimension: the one list flashEntry and
+// prepareFlash read.
+var flashKernels = [...]struct {
+	hd   int
+	name string
+}{{64, "flash_attn_f16_hd64"}, {80, "flash_attn_f16_hd80"}, {96, "flash_attn_f16_hd96"}, {128, "flash_attn_f16_hd128"}}
 
 // flashSmem is the dynamic shared memory of flash_attn_f16_hd<hd>: a K and a V tile of
 // F16 per stage.
@@ -270,10 +274,9 @@ func flashSmem(hd int) int { return flashStages * 2 * flashKeys * (hd + flashPad
 // default 48 KB for the larger heads), dropping one the GPU cannot give that much
 // (Attention then takes the per-row path). It runs under do, after the kernels are loaded.
 func (d *Device) prepareFlash() {
-	for _, hd := range flashHeadDims {
-		name, _ := flashEntry(tensor.F16, splitMaxRows+1, hd)
-		if f, ok := d.funcs[name]; ok && check("cuFuncSetAttribute", C.cu_func_set_attribute(f, cuFuncAttrMaxDynamicShared, C.int(flashSmem(hd)))) != nil {
-			delete(d.funcs, name)
+	for _, k := range flashKernels {
+		if f, ok := d.funcs[k.name]; ok && check("cuFuncSetAttribute", C.cu_func_set_attribute(f, cuFuncAttrMaxDynamicShared, C.int(flashSmem(k.hd)))) != nil {
+			delete(d.funcs, k.name)
 		}
 	}
 }
@@ -286,15 +289,10 @@ func flashEntry(dt tensor.DType, n, hd int) (string, bool) {
 	if dt != tensor.F16 || n <= splitMaxRows {
 		return "", false
 	}
-	switch hd {
-	case 64:
-		return "flash_attn_f16_hd64", true
-	case 80:
-		return "flash_attn_f16_hd80", true
-	case 96:
-		return "flash_attn_f16_hd96", true
-	case 128:
-		return "flash_attn_f16_hd128", true
+	for _, k := range flashKernels {
+		if k.hd == hd {
+			return k.name, true
+		}
 	}
 	return "", false
 }
