@@ -46,6 +46,7 @@ type gemmTune struct {
 	sideFirst bool // the dequantization side stream at the compute stream's priority
 	noX16     bool // convert the activations for every GEMM (no reuse, no fused SwiGLU)
 	noWG      bool // dequantize for cuBLAS even where a wgmma kernel would run
+	allWG     bool // take a wgmma kernel for every shape it runs, not only where it wins (wgWins)
 }
 
 // setSMTarget makes cuBLAS size its GEMMs for n SMs (0: all of them), leaving the rest

@@ -73,11 +73,12 @@ type device struct {
 	// mmqTileSet, for tests, fixes their token tile (0: mmqTile chooses).
 	mmqOn      bool
 	mmqTileSet int
-	// wgOn says the wgmma module loads and gemm uses it (Options.WGMMA on a GPU that
-	// can run it: wgCapable); wgStages, for tests, picks the kernels' pipeline depth
-	// (0: wgStagesDefault).
+	// wgOn says the wgmma module loads and gemm uses it (a GPU that can run it,
+	// wgCapable, unless Options.NoWGMMA); wgStages, for tests, picks the kernels' pipeline
+	// depth (0: wgStagesDefault); tma holds their launches' tensor maps.
 	wgOn     bool
 	wgStages int
+	tma      tmaMaps
 	// wcache keeps widened weights for gemm (OpenWith's Options.WeightCacheBytes); nil
 	// when off.
 	wcache *weightCache
@@ -174,7 +175,7 @@ func open(ordinal int, ptx ptxSource, o Options) (*Device, error) {
 	d := &Device{device: &device{ordinal: ordinal, dev: dev, ctx: ctx, info: info, allocs: map[*allocation]struct{}{}, mu: lockOf(ordinal), writes: 1}}
 	d.name = fmt.Sprintf("cuda:%d %s", ordinal, info.Name)
 	d.mmqOn = o.MMQ
-	d.wgOn = d.wgCapable(o.WGMMA || os.Getenv("INFER_CUDA_WGMMA") == "1")
+	d.wgOn = d.wgCapable(!o.NoWGMMA && os.Getenv("INFER_CUDA_WGMMA") != "0")
 	d.aheadRows = aheadMinRows
 	if err := d.do(func() error { return d.setUp(ptx) }); err != nil {
 		return nil, fmt.Errorf("cuda: open device %d: %w", ordinal, errors.Join(err, d.Close()))
@@ -387,7 +388,7 @@ func (d *Device) release() error {
 		errs = append(errs, a.release())
 	}
 	d.allocs = nil
-	errs = append(errs, d.blas.close(), d.staging.close(), d.args.close(), d.unloadKernels())
+	errs = append(errs, d.blas.close(), d.staging.close(), d.args.close(), d.tma.close(), d.unloadKernels())
 	if d.stream != nil {
 		errs = append(errs, check("cuStreamDestroy_v2", C.cu_stream_destroy(d.stream)))
 		d.stream = nil

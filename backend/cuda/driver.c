@@ -165,6 +165,11 @@ CUresult cu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned
 	return cu.launch_kernel(f, gx, gy, gz, bx, by, bz, shmem, s, NULL, extra);
 }
 
+CUresult cu_launch_kernel_params(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                 unsigned bz, unsigned shmem, CUstream s, void **params) {
+	return cu.launch_kernel(f, gx, gy, gz, bx, by, bz, shmem, s, params, NULL);
+}
+
 CUresult cu_stream_begin_capture(CUstream s, int mode) { return cu.stream_begin_capture(s, mode); }
 CUresult cu_stream_end_capture(CUstream s, CUgraph *g) { return cu.stream_end_capture(s, g); }
 CUresult cu_graph_instantiate(CUgraphExec *e, CUgraph g) { return cu.graph_instantiate(e, g, 0); }

@@ -91,6 +91,9 @@ CUresult cu_func_set_attribute(CUfunction f, int attr, int value);
 // CU_LAUNCH_PARAM_BUFFER_POINTER form of cuLaunchKernel's extra argument.
 CUresult cu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                    unsigned bz, unsigned shmem, CUstream s, void *args, size_t size);
+// cu_launch_kernel_params launches f with kernelParams: params[i] points at parameter i.
+CUresult cu_launch_kernel_params(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                 unsigned bz, unsigned shmem, CUstream s, void **params);
 CUresult cu_stream_begin_capture(CUstream s, int mode);
 CUresult cu_stream_end_capture(CUstream s, CUgraph *g);
 CUresult cu_graph_instantiate(CUgraphExec *e, CUgraph g);

@@ -179,7 +179,7 @@ func (d *Device) gemm(o, w, x *Buffer) error {
 		if err != nil {
 			return err
 		}
-		if entry := d.wgEntry(w, n); entry != "" && !cached {
+		if entry := d.wgEntry(w); entry != "" && !cached && d.wgWins(w, n) {
 			xp, err := d.halfActivations(x)
 			if err != nil {
 				return err

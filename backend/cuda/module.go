@@ -177,7 +177,7 @@ func (d *Device) loadKernels(ptx ptxSource) error {
 }
 
 // wantsModule reports whether loadKernels loads module: every one but those of kernels
-// that are off (mmq without Options.MMQ, wgmma without Options.WGMMA on a GPU that runs it).
+// that are off (mmq without Options.MMQ, wgmma where wgOn is not set).
 func (d *Device) wantsModule(module string) bool {
 	switch module {
 	case mmqModule:

@@ -18,12 +18,12 @@ type Options struct {
 	// copy of the weights) instead of dequantization + cuBLAS. Off by default: on an H200
 	// they are still 2.5-4x slower than that path. Their module is loaded only when on.
 	MMQ bool
-	// WGMMA multiplies prompt batches of Q4_0 and Q8_0 weights with the wgmma kernels
-	// (kernels/wgmma.cu: Hopper's warpgroup MMA, the blocks decoded in registers, no F16
-	// copy of the weights) on GPUs of compute capability 9.0. Off by default: on an H200
-	// they are slower than dequantization + cuBLAS (bench/RESULTS.md, 2026-12-02). The
-	// environment variable INFER_CUDA_WGMMA=1 turns them on as well.
-	WGMMA bool
+	// NoWGMMA turns off the wgmma kernels (kernels/wgmma.cu: Hopper's warpgroup MMA, the
+	// Q4_0 and Q8_0 blocks decoded in registers, no F16 copy of the weights), which
+	// multiply the prompt batches they are faster on (a grid of about one wave) on GPUs
+	// of compute capability 9.0; dequantization + cuBLAS then takes every batch. The
+	// environment variable INFER_CUDA_WGMMA=0 turns them off as well.
+	NoWGMMA bool
 }
 
 // WeightCacheStats describe a device's weight cache.

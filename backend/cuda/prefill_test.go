@@ -231,7 +231,7 @@ func TestPrefillVariants(t *testing.T) {
 	if !*profile {
 		t.Skip("cuda: -cuda.profile not set")
 	}
-	d := openTestWith(t, 0, Options{WGMMA: true})
+	d := openTest(t)
 	if d.blas == nil {
 		t.Skip("no cuBLAS")
 	}
@@ -247,8 +247,9 @@ func TestPrefillVariants(t *testing.T) {
 	}
 	const side, none = gemmMinRows, math.MaxInt // dequantize every batch on the side stream / never
 	vs := []variant{
-		{"default (dequantization on the side stream + cuBLAS)", gemmTune{noWG: true}, aheadMinRows, 0},
-		{"wgmma kernels (Options.WGMMA) where they run", gemmTune{}, aheadMinRows, 0},
+		{"default (wgmma kernels where they win, else dequantization on the side stream + cuBLAS)", gemmTune{}, aheadMinRows, 0},
+		{"no wgmma (Options.NoWGMMA)", gemmTune{noWG: true}, aheadMinRows, 0},
+		{"wgmma kernels for every shape they run", gemmTune{allWG: true}, aheadMinRows, 0},
 		{"side stream at the compute stream's priority", gemmTune{sideFirst: true, noWG: true}, side, 0},
 		{"no side stream", gemmTune{noWG: true}, none, 0},
 		{"side stream, no F16 activation reuse", gemmTune{noX16: true, noWG: true}, side, 0},

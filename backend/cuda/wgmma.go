@@ -7,15 +7,20 @@ package cuda
 */
 import "C"
 
-import "github.com/infergo/infer/tensor"
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/infergo/infer/tensor"
+)
 
 // The wgmma kernels (kernels/wgmma.cu) multiply prompt batches by quantized weights on
 // Hopper's warpgroup MMA, decoding the blocks in registers: no dequantization pass and
-// no F16 copy of the weights. Their module is compute_90a code, loaded only with
-// Options.WGMMA (or INFER_CUDA_WGMMA=1) on GPUs of compute capability 9.0; elsewhere and
-// for the other formats gemm dequantizes for cuBLAS. They are off by default because on
-// an H200 they are slower than that path: their cp.async copies and in-register decoding
-// do not overlap the tensor cores' work well enough (bench/RESULTS.md, 2026-12-02).
+// no F16 copy of the weights. The TMA copies each stage (tensor maps made per launch by
+// cuTensorMapEncodeTiled, which the driver has from CUDA 12.0). Their module is
+// compute_90a code, loaded on GPUs of compute capability 9.0 unless Options.NoWGMMA (or
+// INFER_CUDA_WGMMA=0) turns it off; elsewhere and for the other formats gemm
+// dequantizes for cuBLAS. gemm takes them only for the shapes they win on (wgWins).
 
 // wgModule is the kernel module of the wgmma kernels.
 const wgModule = "wgmma"
@@ -64,10 +69,11 @@ func wgBox(dt tensor.DType) int {
 	return (wgStage/dt.BlockSize()*dt.RowBytes(dt.BlockSize()) + 15) &^ 15
 }
 
-// wgCapable reports whether the wgmma kernels are asked for (want) and the device can
-// run them: compute capability 9.0 exactly, as sm_90a code runs nowhere else.
+// wgCapable reports whether the wgmma kernels are wanted and the device can run them:
+// compute capability 9.0 exactly, as sm_90a code runs nowhere else, and a driver that
+// makes tensor maps.
 func (d *Device) wgCapable(want bool) bool {
-	return want && d.info.Major == 9 && d.info.Minor == 0
+	return want && d.info.Major == 9 && d.info.Minor == 0 && tmaDriver()
 }
 
 // prepareWG lets each loaded wgmma kernel use its dynamic shared memory, dropping one
@@ -83,19 +89,31 @@ func (d *Device) prepareWG() {
 	}
 }
 
-// wgEntry is the wgmma kernel gemm would launch for w, or "" when it takes the
+// wgEntry is the wgmma kernel gemm can launch for w, or "" when it takes the
 // dequantization path: a format without one, cols not a multiple of two stages, weights
-// not 8-byte aligned, a batch too large for the kernels' 32-bit offsets, the kernels not
-// on (Options.WGMMA) or switched off (tests: gemmTune.noWG). The checks before the name
-// lookup keep the default path free of it.
-func (d *Device) wgEntry(w *Buffer, n int) string {
-	if !d.wgOn || d.blas != nil && d.blas.tune.noWG || w.cols%(2*wgStage) != 0 || w.ptr%8 != 0 || n*w.cols >= 1<<31 {
+// not 16-byte aligned (the TMA's rule), the kernels not on or switched off (tests:
+// gemmTune.noWG). The checks before the name lookup keep the default path free of it.
+func (d *Device) wgEntry(w *Buffer) string {
+	if !d.wgOn || d.blas != nil && d.blas.tune.noWG || w.cols%(2*wgStage) != 0 || w.ptr%16 != 0 {
 		return ""
 	}
 	if name := wgName(w.dt, d.wgDepth()); d.has(name) {
 		return name
 	}
 	return ""
+}
+
+// wgWins reports whether gemm takes the wgmma kernel for a batch of n rows by w: when
+// its grid is between three quarters of a wave and two waves of the GPU's SMs, where it
+// beat dequantization + cuBLAS on an H200 (bench/RESULTS.md, 2026-12-02 00:50: the 4096-
+// row outputs of a 512-token batch, 128 blocks, -6 to -12%; 344 blocks or more, or 32,
+// and it loses). Tests (gemmTune.allWG) take it for every shape.
+func (d *Device) wgWins(w *Buffer, n int) bool {
+	if d.blas != nil && d.blas.tune.allWG {
+		return true
+	}
+	blocks, sms := ceilDiv(w.rows, wgRows)*ceilDiv(n, wgTokens), d.info.SMs
+	return 4*blocks >= 3*sms && blocks <= 2*sms
 }
 
 // wgDepth is the pipeline depth of the wgmma kernels gemm launches.
@@ -109,7 +127,21 @@ func (d *Device) wgDepth() int {
 // wgMatMul launches entry for o (n, w.rows) = x16 (the F16 activations, n rows) · wᵀ;
 // it runs under do.
 func (d *Device) wgMatMul(entry string, o, w *Buffer, x16 C.CUdeviceptr, n int) error {
-	a := new(args).ptr(o.ptr).ptr(w.ptr).ptr(uint64(x16)).i32(w.rows).i32(w.cols).i32(n)
+	maps, err := d.tma.get()
+	if err != nil {
+		return err
+	}
+	if err := map2D(maps, tmapFloat16, uint64(x16), w.cols, n, 2*w.cols, wgStage/2, wgTokens, tmapSwizzle128); err != nil {
+		return fmt.Errorf("kernel %s activations: %w", entry, err)
+	}
+	rowBytes := w.dt.RowBytes(w.cols)
+	if err := map2D(unsafe.Add(maps, 128), tmapUint8, w.ptr, rowBytes, w.rows, rowBytes, wgBox(w.dt), wgRows, tmapSwizzleNo); err != nil {
+		return fmt.Errorf("kernel %s weights: %w", entry, err)
+	}
 	grid := dim3{ceilDiv(w.rows, wgRows), ceilDiv(n, wgTokens), 1}
-	return d.launchShared(d.stream, entry, grid, dim3{wgThreads, 1, 1}, wgSmem(w.dt, d.wgDepth()), a)
+	r := launchMaps(d.funcs[entry], grid, wgThreads, wgSmem(w.dt, d.wgDepth()), d.stream, maps, o.ptr, w.rows, w.cols, n)
+	if err := check("cuLaunchKernel", r); err != nil {
+		return fmt.Errorf("kernel %s grid %v: %w", entry, grid, err)
+	}
+	return nil
 }

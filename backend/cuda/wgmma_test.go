@@ -18,21 +18,32 @@ import (
 // openWG opens device 0 for the wgmma tests, skipping where the kernels cannot run.
 func openWG(t *testing.T) *Device {
 	t.Helper()
-	d := openTestWith(t, 0, Options{WGMMA: true})
+	d := openTest(t)
 	if !d.wgOn || d.blas == nil {
-		t.Skip("cuda: no wgmma kernels here (compute capability 9.0 only, with cuBLAS loaded)")
+		t.Skip("cuda: no wgmma kernels here (compute capability 9.0 with tensor maps only, with cuBLAS loaded)")
 	}
 	return d
 }
 
-// setWG sets the wgmma kernels' pipeline depth (0: the default) and whether gemm may
-// use them, once the queued work has drained.
+// setWG sets the wgmma kernels' pipeline depth (0: the default) and whether gemm takes
+// them for every shape they run (on) or for none, once the queued work has drained.
 func (d *Device) setWG(stages int, on bool) {
 	if err := d.Sync(); err != nil {
 		panic(err)
 	}
 	_ = d.do(func() error {
-		d.wgStages, d.blas.tune.noWG = stages, !on
+		d.wgStages, d.blas.tune.noWG, d.blas.tune.allWG = stages, !on, on
+		return nil
+	})
+}
+
+// resetWG gives gemm back its default choice of kernels and pipeline depth.
+func (d *Device) resetWG() {
+	if err := d.Sync(); err != nil {
+		panic(err)
+	}
+	_ = d.do(func() error {
+		d.wgStages, d.blas.tune.noWG, d.blas.tune.allWG = 0, false, false
 		return nil
 	})
 }
@@ -62,7 +73,7 @@ func half(v float32) float64 { return float64(tensor.F16ToF32(tensor.F32ToF16(v)
 // takes that path.
 func TestWGMMA(t *testing.T) {
 	d := openWG(t)
-	defer d.setWG(0, true)
+	defer d.resetWG()
 	type shape struct{ rows, cols, n int }
 	shapes := []shape{{128, 256, 16}, {200, 256, 17}, {300, 512, 130}, {1000, 1024, 257}, {136, 4096, 512}}
 	for _, dt := range wgTypes {
@@ -86,7 +97,7 @@ func TestWGMMA(t *testing.T) {
 			}
 			for _, stages := range wgStageCounts(dt) {
 				d.setWG(stages, true)
-				if d.wgEntry(d.buffer(w, "w"), s.n) == "" {
+				if d.wgEntry(d.buffer(w, "w")) == "" {
 					t.Fatalf("%v %dx%d: no wgmma kernel with %d stages", dt, s.rows, s.cols, stages)
 				}
 				check(fmt.Sprintf("wgmma s%d", stages))
@@ -100,7 +111,7 @@ func TestWGMMA(t *testing.T) {
 		}
 		for _, cols := range []int{160, 384} {
 			odd := d.buffer(devBuf(t, d, dt, 64, cols, randomBlocks(rand.New(rand.NewPCG(1, 2)), dt, 64, cols)), "odd")
-			if d.wgEntry(odd, 512) != "" {
+			if d.wgEntry(odd) != "" {
 				t.Errorf("%v: %d columns (no multiple of %d) would take the wgmma kernel", dt, cols, 2*wgStage)
 			}
 		}
@@ -145,7 +156,7 @@ func TestWGTiming(t *testing.T) {
 		t.Skip("cuda: -cuda.profile not set")
 	}
 	d := openWG(t)
-	defer d.setWG(0, true)
+	defer d.resetWG()
 	type shape struct{ out, in, n int }
 	shapes := []shape{{4096, 4096, 512}, {11008, 4096, 512}, {4096, 11008, 512}, {14336, 4096, 512},
 		{8192, 8192, 512}, {28672, 8192, 512}, {4096, 4096, 128}, {4096, 4096, 2048}}
@@ -193,4 +204,28 @@ func TestWGTiming(t *testing.T) {
 		}
 	}
 	t.Log("times in us per MatMul (F16 activations reused between calls)\n" + tb.String())
+}
+
+// TestWGWins checks which prompt shapes gemm gives the wgmma kernels on a GPU of 132
+// SMs (an H100/H200): grids of about one wave, not the wide outputs or small batches.
+func TestWGWins(t *testing.T) {
+	d := &Device{device: &device{info: Info{SMs: 132}}}
+	for _, c := range []struct {
+		rows, n int
+		want    bool
+	}{
+		{4096, 512, true},   // 7B q, k, v, o, down: 128 blocks
+		{8192, 512, true},   // 70B q, o, down: 256
+		{11008, 512, false}, // 7B gate, up: 344
+		{14336, 512, false}, // 8B gate, up: 448
+		{1024, 512, false},  // 8B and 70B k, v: 32
+		{4096, 128, false},  // a short batch: 32
+		{4096, 2048, false}, // a long one: 512
+		{4096, 400, true},   // 4 token tiles, the last one short
+	} {
+		w := &Buffer{rows: c.rows, cols: 4096, dt: tensor.Q4_0}
+		if got := d.wgWins(w, c.n); got != c.want {
+			t.Errorf("%d rows, n=%d: wgWins = %v, want %v", c.rows, c.n, got, c.want)
+		}
+	}
 }

@@ -7,12 +7,16 @@
 // A block of two warpgroups computes a tile of WG_BM weight rows × WG_BN activation rows.
 // In wgmma terms the weights are A (M = rows, read from registers) and the activations B
 // (N = tokens, read from shared memory through a matrix descriptor), D = A·B is the
-// tile transposed, accumulated in F32. Each stage of WG_BK columns is copied with
-// cp.async: the activations as two 128-byte-swizzled K-major atoms of 64 halves a row,
-// the weights as raw blocks, wbox bytes apart a row. A thread then decodes, for its rows g and g+8 of its warp's
-// 16, the pairs of elements the A fragment wants (elements 2c, 2c+1 of each 8-column
-// chunk, c = lane % 4) into F16 with the block scale multiplied in: the same F16 values
-// the dequant8_f16 kernel writes, (q-8)·d rounded once.
+// tile transposed, accumulated in F32. Each stage of WG_BK columns is copied by the
+// tensor memory accelerator (TMA), three box copies one thread issues, completing on the
+// stage's mbarrier: the activations as two 128-byte-swizzled K-major atoms of 64 halves
+// a row (the map's swizzle is the one the wgmma descriptor names), the weights as one
+// box of raw blocks, wbox bytes a row. A box's inner start must be 16-byte aligned, so
+// the weight box starts at the stage's first byte rounded down to 16 and is 8 bytes
+// wider than the stage's blocks where they need it. A thread then decodes, for its rows
+// g and g+8 of its warp's 16, the pairs of elements the A fragment wants (elements 2c,
+// 2c+1 of each 8-column chunk, c = lane % 4) into F16 with the block scale multiplied
+// in: the same F16 values the dequant8_f16 kernel writes, (q-8)·d rounded once.
 #include "common.cuh"
 
 #define WG_BM 128
@@ -26,19 +30,45 @@
 
 static __device__ __forceinline__ u32 smem_addr(const void *p) { return (u32)__cvta_generic_to_shared(p); }
 
-static __device__ __forceinline__ void cp_async16(void *s, const void *g) {
-	asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(s)), "l"(g));
+// TMap is a CUtensorMap: the opaque 128 bytes cuTensorMapEncodeTiled writes, passed
+// as a __grid_constant__ kernel parameter (the TMA reads it through its address).
+struct __align__(64) TMap {
+	unsigned long long v[16];
+};
+
+// mbar_init makes the mbarrier at bar expect one arrival a phase.
+static __device__ __forceinline__ void mbar_init(unsigned long long *bar) {
+	asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem_addr(bar)) : "memory");
 }
-static __device__ __forceinline__ void cp_async8(void *s, const void *g) {
-	asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(smem_addr(s)), "l"(g));
+// mbar_fence_init makes the initialized mbarriers visible to the async proxy (the TMA).
+static __device__ __forceinline__ void mbar_fence_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+// mbar_expect arrives on bar, its phase completing once bytes more have been copied.
+static __device__ __forceinline__ void mbar_expect(unsigned long long *bar, u32 bytes) {
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
-static __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-static __device__ __forceinline__ void cp_async_wait() {
-	asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+// mbar_wait waits until the phase of bar with the given parity has completed.
+static __device__ __forceinline__ void mbar_wait(unsigned long long *bar, u32 parity) {
+	asm volatile(
+	    "{\n"
+	    ".reg .pred done;\n"
+	    "WAIT:\n"
+	    "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+	    "@!done bra WAIT;\n"
+	    "}\n" ::"r"(smem_addr(bar)),
+	    "r"(parity)
+	    : "memory");
 }
-// fence_async_shared orders this thread's shared-memory writes before the async proxy's
-// reads (wgmma reads B through it).
+// tma2d copies the box of map at (c0 (inner), c1) into shared memory at dst (1 KiB
+// aligned for the swizzled maps), completing the bytes on bar.
+static __device__ __forceinline__ void tma2d(void *dst, const TMap *map, int c0, int c1, unsigned long long *bar) {
+	asm volatile(
+	    "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+	        smem_addr(dst)),
+	    "l"((unsigned long long)map), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+	    : "memory");
+}
+// fence_async_shared orders the block's shared-memory accesses so far (the barrier
+// before it gathered them) before the async proxy's (the TMA's writes of a refill).
 static __device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 static __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 static __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
@@ -184,44 +214,11 @@ static __device__ __forceinline__ void issue(float (&acc)[64], Fragments &a, con
 	fence_regs(acc);
 }
 
-// Copier holds one thread's share of copying a stage with cp.async, the same every stage
-// but for the column offset: 8 activation rows (tid/16 + 16j) at chunk tid%16, whose
-// shared-memory places (128-byte swizzled) are 2048 bytes apart, and the 8-byte pieces
-// tid%2, tid%2 + 2, ... of weight row tid/2. Rows past the ends repeat the last row
-// (their results are not stored).
-template <class T>
-struct Copier {
-	static constexpr int TB = WG_BK / T::QK * T::BYTES; // weight bytes of a row in a stage
-	int xoff[8];                                        // elements from x: row and chunk
-	int xs;                                             // bytes into a stage of row 0's chunk
-	const u8 *wrow;                                     // the weight row at column 0, first piece
-	int ws;                                             // bytes into a stage of its first piece
-
-	__device__ __forceinline__ Copier(const u8 *w, int rows, int cols, int n, int row0, int tok0) {
-		const int tid = threadIdx.x, p = tid & 15, rb = tid >> 4;
-#pragma unroll
-		for (int j = 0; j < 8; j++) xoff[j] = min(tok0 + rb + 16 * j, n - 1) * cols + p * 8;
-		xs = (p >> 3) * WG_ATOM + (rb >> 3) * 1024 + (rb & 7) * 128 + (((p & 7) ^ (rb & 7)) << 4);
-		const size_t rowBytes = (size_t)(cols / T::QK) * T::BYTES;
-		wrow = w + (size_t)min(row0 + (tid >> 1), rows - 1) * rowBytes + (tid & 1) * 8;
-		ws = 2 * WG_ATOM + (tid >> 1) * wbox<T>() + (tid & 1) * 8;
-	}
-
-	// copy starts copying stage kt into st.
-	__device__ __forceinline__ void copy(u8 *st, const __half *__restrict__ x, int kt) const {
-		const __half *xk = x + (size_t)kt * WG_BK;
-#pragma unroll
-		for (int j = 0; j < 8; j++) cp_async16(st + xs + 2048 * j, xk + xoff[j]);
-		const u8 *wk = wrow + (size_t)kt * TB;
-#pragma unroll
-		for (int o = 0; o < TB / 8; o += 2)
-			if (o + (threadIdx.x & 1) < TB / 8) cp_async8(st + ws + 8 * o, wk + 8 * o);
-	}
-};
-
 // wg_matmul: grid (ceil(rows/WG_BM), ceil(n/WG_BN)), WG_THREADS threads, STAGES·
-// stage_bytes<T>() + 1024 bytes of dynamic shared memory; cols % (2·WG_BK) == 0, x and
-// w 16- and 8-byte aligned, n·cols < 2^31.
+// stage_bytes<T>() + 1024 bytes of dynamic shared memory; cols % (2·WG_BK) == 0. xmap is
+// the activations (F16, dims cols × n, box 64 × WG_BN, 128-byte swizzle), wmap the
+// weights (bytes, dims rowBytes × rows, box wbox × WG_BM, no swizzle); both fill past
+// the ends with zeros.
 //
 // The pipeline: stage kt+STAGES-2 is copied while stage kt is decoded and its wgmmas
 // run beside those of stage kt-1 (two sets of A fragments in registers); a stage buffer
@@ -230,21 +227,36 @@ struct Copier {
 // alternate between the two fragment sets on every path through the loop (an even
 // number of stages), or ptxas, unable to prove the sets free, serializes the wgmmas.
 template <class T, int STAGES>
-static __device__ void wg_matmul(float *__restrict__ dst, const u8 *__restrict__ w, const __half *__restrict__ x, int rows,
-                                 int cols, int n) {
+static __device__ void wg_matmul(const TMap *xmap, const TMap *wmap, float *__restrict__ dst, int rows, int cols, int n) {
 	static_assert(STAGES >= 3, "the pipeline keeps two stages in use while it fills another");
 	extern __shared__ u8 smem_raw[];
+	__shared__ unsigned long long full[STAGES];
 	u8 *smem = (u8 *)(((size_t)smem_raw + 1023) & ~(size_t)1023);
-	constexpr int SB = stage_bytes<T>(), WB = wbox<T>();
+	constexpr int SB = stage_bytes<T>(), WB = wbox<T>(), TB = WG_BK / T::QK * T::BYTES;
+	constexpr u32 TX = 2 * WG_ATOM + WG_BM * WB; // bytes a stage's three boxes bring
 	const int row0 = blockIdx.x * WG_BM, tok0 = blockIdx.y * WG_BN, kts = cols / WG_BK;
 	const int warp = threadIdx.x / WARP, lane = threadIdx.x % WARP;
 	const int c = lane % 4, r0 = (warp / 4) * 64 + (warp % 4) * 16 + lane / 4;
-	const Copier<T> cp(w, rows, cols, n, row0, tok0);
 
+	// load (thread 0 only) starts the copies of stage kt into its buffer.
+	auto load = [&](int kt) {
+		u8 *st = smem + (kt % STAGES) * SB;
+		unsigned long long *bar = &full[kt % STAGES];
+		mbar_expect(bar, TX);
+		tma2d(st, xmap, kt * WG_BK, tok0, bar);
+		tma2d(st + WG_ATOM, xmap, kt * WG_BK + 64, tok0, bar);
+		tma2d(st + 2 * WG_ATOM, wmap, (kt * TB) & ~15, row0, bar);
+	};
+	if (threadIdx.x == 0) {
 #pragma unroll
-	for (int s = 0; s < STAGES - 2; s++) {
-		if (s < kts) cp.copy(smem + s * SB, x, s);
-		cp_async_commit();
+		for (int s = 0; s < STAGES; s++) mbar_init(&full[s]);
+		mbar_fence_init();
+	}
+	__syncthreads();
+	if (threadIdx.x == 0) {
+#pragma unroll
+		for (int s = 0; s < STAGES - 2; s++)
+			if (s < kts) load(s);
 	}
 	float acc[64];
 #pragma unroll
@@ -252,14 +264,15 @@ static __device__ void wg_matmul(float *__restrict__ dst, const u8 *__restrict__
 	fence_regs(acc);
 	Fragments a0, a1;
 	auto step = [&](int kt, Fragments &a) {
-		cp_async_wait<STAGES - 3>();
-		fence_async_shared();
+		mbar_wait(&full[kt % STAGES], (kt / STAGES) & 1);
 		__syncthreads(); // stage kt is in; stage kt-2's wgmmas are done in both warpgroups
 		const int next = kt + STAGES - 2;
-		if (next < kts) cp.copy(smem + (next % STAGES) * SB, x, next);
-		cp_async_commit();
+		if (threadIdx.x == 0 && next < kts) {
+			fence_async_shared(); // the decoding's reads of that buffer before the TMA's writes
+			load(next);
+		}
 		const u8 *st = smem + (kt % STAGES) * SB;
-		const u8 *wr = st + 2 * WG_ATOM + r0 * WB;
+		const u8 *wr = st + 2 * WG_ATOM + ((kt * TB) & 15) + r0 * WB;
 		T::decode(a, wr, wr + 8 * WB, c);
 		issue(acc, a, st);
 		wgmma_wait<1>();
@@ -287,8 +300,9 @@ static __device__ void wg_matmul(float *__restrict__ dst, const u8 *__restrict__
 
 #define WG_ENTRY(name, T, S) \
 	extern "C" __global__ void __launch_bounds__(WG_THREADS, 1) \
-	    wg_##name##_s##S(float *dst, const u8 *w, const __half *x, int rows, int cols, int n) { \
-		wg_matmul<T, S>(dst, w, x, rows, cols, n); \
+	    wg_##name##_s##S(const __grid_constant__ TMap xmap, const __grid_constant__ TMap wmap, float *dst, int rows, \
+	                     int cols, int n) { \
+		wg_matmul<T, S>(&xmap, &wmap, dst, rows, cols, n); \
 	}
 
 WG_ENTRY(q4_0, WgQ4_0, 3)
