@@ -31,7 +31,9 @@ const mvWarps = 4
 // quantized to int8 blocks of 32 (Q8_0's rounding, as llama.cpp does) with dp4a, float
 // weights against the F32 activations; each weight byte is read once. Larger batches
 // (prefill) dequantize w to F16 and x to F16 and call cuBLAS GemmEx with F32
-// accumulation, as llama.cpp's cuBLAS path does; F32 weights stay F32 throughout. With
+// accumulation, as llama.cpp's cuBLAS path does; F32 weights stay F32 throughout. On
+// Hopper, Q4_0 and Q8_0 batches whose grid is about a wave of the GPU (wgWins) run the
+// wgmma kernels instead (wgmma.go), which decode the blocks in registers. With
 // Options.MMQ, larger batches of quantized weights run the MMQ kernels instead (mmq.go):
 // the same int8 activations times the weights unpacked to int8 tile by tile, on the
 // tensor cores.
@@ -160,9 +162,10 @@ func mvRows(dt tensor.DType, nc int) int {
 	return 1
 }
 
-// gemm is MatMul through cuBLAS; it runs under do. Quantized weights are dequantized to
-// F16: into scratch on every call, or once into the weight cache (OpenWith), by the same
-// kernel, so the two give identical results.
+// gemm is MatMul through cuBLAS, or a wgmma kernel where one wins; it runs under do.
+// Quantized weights are dequantized to F16 for cuBLAS: into scratch on every call, or
+// once into the weight cache (OpenWith), by the same kernel, so the two give identical
+// results.
 func (d *Device) gemm(o, w, x *Buffer) error {
 	out, in, n := w.rows, w.cols, x.rows
 	if w.dt == tensor.F32 {
