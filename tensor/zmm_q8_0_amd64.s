@@ -111,7 +111,12 @@ q80z2x4:
 
 // func q80TileR4X1ZMM(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
 // q80TileR4X1VNNI on ZMM registers: Z0 holds weight rows 0 and 1, Z1 rows 2 and 3,
-// against the activation row; the same bits.
+// against the activation row; the same bits. Each block it prefetches (PREFETCHT0)
+// the next 136 bytes of the four rows after these, from their first: with the rows
+// back to back (wstride = nb·34, as a decode's weights are) that is the whole of the
+// next quad by the time this one ends. A decode of synth-256-Q8_0's short rows (272
+// bytes) on a Sapphire Rapids class Xeon, 2 threads: tg32 +7-13%. A prefetch past the
+// weights is harmless (it never faults).
 TEXT ·q80TileR4X1ZMM(SB), NOSPLIT, $0-48
 	MOVL         $0x80808080, AX
 	VPBROADCASTD AX, Z16
@@ -124,6 +129,7 @@ TEXT ·q80TileR4X1ZMM(SB), NOSPLIT, $0-48
 	MOVQ         dst+40(FP), AX
 
 q80z4x1quad:
+	LEAQ   (R11)(BX*4), R14
 	MOVQ   R11, SI
 	LEAQ   (R11)(BX*1), R8
 	LEAQ   (R11)(BX*2), R9
@@ -133,6 +139,10 @@ q80z4x1quad:
 	VPXORD Z1, Z1, Z1
 
 q80z4x1:
+	PREFETCHT0 0(R14)
+	PREFETCHT0 64(R14)
+	PREFETCHT0 128(R14)
+	ADDQ       $136, R14
 	Q80ZW(SI, R8, Y4, Z4, Z6, X15, Y15, X14)
 	Q80ZW(R9, R10, Y7, Z7, Z9, X13, Y13, X12)
 	Q80ZMAC(DI, Z4, Z6, Z17, Z18, Z19, Z0)
