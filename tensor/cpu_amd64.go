@@ -28,8 +28,9 @@ var (
 	// NTA on AMD, where it streamed best (Zen 2: 10.5-11 GB/s a thread against 9 with
 	// T0); T0 elsewhere. On an Intel Xeon (Sapphire Rapids class) NTA lines skip the L2,
 	// so that every token read synth-256-Q4_0's weights (0.9 MiB a core, which the 2 MiB
-	// L2 holds) from the L3, and streaming a 1B Q4_0 from memory ran at half speed: T0
-	// decodes synth-256-Q4_0 2.1x and the 1B 2.1x as fast there, at both levels.
+	// L2 holds) from the L3, and streaming a 1B Q4_0 from memory ran at half speed: with
+	// T0 there (2 threads) synth-256-Q4_0 decodes 2.0x as fast at the AVX-512 level and
+	// 2.6x at the AVX2 level, the 1B 2.1x and 1.7-2.1x. Zen 4 keeps NTA unmeasured.
 	q40PrefetchNTA = cpuIsAMD()
 )
 
