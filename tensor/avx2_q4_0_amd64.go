@@ -52,6 +52,9 @@ func dotQ4_0RepackTileAVX2(n int, w []byte, wStride, mw int, x []byte, xStride, 
 func q40PanelX1(w, x *byte, tab *uint32, nb, np int, dst *float32)
 
 //go:noescape
+func q40PanelX1T0(w, x *byte, tab *uint32, nb, np int, dst *float32)
+
+//go:noescape
 func q40PanelsX4(w, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
 
 // q40PanelTile is Q4_0PanelTileFunc on amd64: at the AVX2 level the AVX2 kernels, at
@@ -78,7 +81,16 @@ type q40PanelKernels struct {
 // dotQ4_0PanelTileAVX2 is dotQ4_0RepackTileAVX2 over weights in the panel layout, with
 // q40PanelsX4 and q40PanelX1 (dotQ4_0PanelTileBy).
 func dotQ4_0PanelTileAVX2(n int, w []byte, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	dotQ4_0PanelTileBy(q40PanelKernels{nil, q40PanelsX4, q40PanelX1}, n, w, mw, x, xStride, mx, dst, dstStride)
+	dotQ4_0PanelTileBy(q40PanelKernelsAVX2(q40PrefetchNTA), n, w, mw, x, xStride, mx, dst, dstStride)
+}
+
+// q40PanelKernelsAVX2 returns the AVX2 panel kernels, the one-row decode kernel
+// prefetching with PREFETCHNTA if nta (q40PanelX1), else with PREFETCHT0 (q40PanelX1T0).
+func q40PanelKernelsAVX2(nta bool) q40PanelKernels {
+	if nta {
+		return q40PanelKernels{nil, q40PanelsX4, q40PanelX1}
+	}
+	return q40PanelKernels{nil, q40PanelsX4, q40PanelX1T0}
 }
 
 // dotQ4_0PanelTileBy computes a panel tile (PanelTileFunc) with k: the activation rows

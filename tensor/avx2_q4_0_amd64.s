@@ -315,58 +315,22 @@ q8xrowloop:
 // For the np ≥ 1 panels of nb ≥ 1 blocks back to back at w: dst[8p+r] = what
 // q40RepackR8X1 gives for row r of panel p (the activation row at x, its table at tab,
 // 32 bytes a block). Each block it prefetches the three lines q40pfd bytes ahead: the
-// stream runs across panels, so the prefetch does too.
+// stream runs across panels, so the prefetch does too. It prefetches with PREFETCHNTA
+// (the body is avx2_q4_0panel_x1_amd64.h, with Q40PF the prefetch instruction).
 #define q40pfd 1152
 TEXT ·q40PanelX1(SB), NOSPLIT, $0-48
-	MOVQ w+0(FP), SI
-	MOVQ dst+40(FP), AX
-	MOVQ np+32(FP), DX
+#define Q40PF PREFETCHNTA
+#include "avx2_q4_0panel_x1_amd64.h"
+#undef Q40PF
 
-	// The first q40pfd bytes, which the loop's prefetches do not cover.
-	PREFETCHNTA 0(SI)
-	PREFETCHNTA 64(SI)
-	PREFETCHNTA 128(SI)
-	PREFETCHNTA 192(SI)
-	PREFETCHNTA 256(SI)
-	PREFETCHNTA 320(SI)
-	PREFETCHNTA 384(SI)
-	PREFETCHNTA 448(SI)
-	PREFETCHNTA 512(SI)
-	PREFETCHNTA 576(SI)
-	PREFETCHNTA 640(SI)
-	PREFETCHNTA 704(SI)
-	PREFETCHNTA 768(SI)
-	PREFETCHNTA 832(SI)
-	PREFETCHNTA 896(SI)
-	PREFETCHNTA 960(SI)
-	PREFETCHNTA 1024(SI)
-	PREFETCHNTA 1088(SI)
-
-q40p1panel:
-	MOVQ   x+8(FP), DI
-	MOVQ   tab+16(FP), R8
-	MOVQ   nb+24(FP), CX
-	VXORPS Y0, Y0, Y0
-
-q40p1loop:
-	PREFETCHNTA q40pfd(SI)
-	PREFETCHNTA q40pfd+64(SI)
-	PREFETCHNTA q40pfd+128(SI)
-	Q40P8
-	VMOVAPS Y12, Y1
-	Q40X(DI, 0, 16, Y0, Y1)
-	ADDQ $144, SI
-	ADDQ $34, DI
-	ADDQ $32, R8
-	DECQ CX
-	JNZ  q40p1loop
-
-	VMOVUPS Y0, (AX)
-	ADDQ    $32, AX
-	DECQ    DX
-	JNZ     q40p1panel
-	VZEROUPPER
-	RET
+// func q40PanelX1T0(w *byte, x *byte, tab *uint32, nb, np int, dst *float32)
+// q40PanelX1 with PREFETCHT0 for its prefetches: the same bits. Which of the two the
+// level takes is q40PrefetchNTA's choice (cpu_amd64.go): NTA, which streamed best on
+// Zen 2 (q40RepackR8X1's note), keeps the weights out of an Intel core's L2.
+TEXT ·q40PanelX1T0(SB), NOSPLIT, $0-48
+#define Q40PF PREFETCHT0
+#include "avx2_q4_0panel_x1_amd64.h"
+#undef Q40PF
 
 // func q40PanelsX4(w *byte, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
 // For the np ≥ 1 panels of nb ≥ 1 blocks back to back at w: dst[i·dststride/4 + 8p + r]

@@ -38,12 +38,14 @@ const q80XPrepBytes = 96
 // activation row, and the two-by-four and the four-by-one tiles over prepared rows;
 // r4x4, the four-by-four tile (with scratch tab of 32·nb float32, and the weight
 // scales dwt of 4·nb·nquads float32 that it fills if fill), is nil in the sets that
-// have none (tileQ80 then takes r2x4 for every pair of weight rows).
+// have none (tileQ80 then takes r2x4 for every pair of weight rows); r2x8, r2x4 for
+// eight activation rows, is nil in the sets that have none.
 type q80Kernels struct {
 	prep80, prep81 func(x *byte, nb int, dst *byte)
 	r2x4           func(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
 	r4x1           func(w *byte, wstride, nquads int, xp *byte, nb int, dst *float32)
 	r4x4           func(w *byte, wstride, nquads int, xp *byte, xpstride, nb int, dst *float32, dststride int, tab, dwt *float32, fill bool)
+	r2x8           func(w *byte, wstride, npairs int, xp *byte, xpstride, nb int, dst *float32, dststride int)
 }
 
 // q80LaneKernels returns the level's Q8_0 lane kernels: the ZMM VPDPBUSD ones where the
@@ -63,13 +65,13 @@ func q80LaneKernels() q80Kernels {
 
 // q80KernelsAVX2 returns the AVX2 Q8_0 lane kernels (avx2_q8_0_amd64.s).
 func q80KernelsAVX2() q80Kernels {
-	return q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1, nil}
+	return q80Kernels{q80XPrep, q81XPrep, q80TileR2X4, q80TileR4X1, nil, nil}
 }
 
 // q80KernelsVNNI returns the VPDPBUSD Q8_0 lane kernels on YMM registers
 // (vnni_q8_0_amd64.s, vnni_q8_0_r4x4_amd64.s).
 func q80KernelsVNNI() q80Kernels {
-	return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI, q80TileR4X4VNNI}
+	return q80Kernels{q80XPrepVNNI, q81XPrepVNNI, q80TileR2X4VNNI, q80TileR4X1VNNI, q80TileR4X4VNNI, nil}
 }
 
 // q8LanesTile computes a tile in the x86 lane order of a 32-element block format whose
@@ -175,8 +177,9 @@ func addSumms(nb int, w []byte, wStride, wbb, mw int, x []byte, xStride, mx int,
 // tileQ80 computes dst[i*dstStride+o] = hsum8 of the Q8_0 lanes of weight row o < mw
 // (nb blocks, stride wStride) and prepared activation row i < mx (stride ps in xp):
 // the weight rows in chunks of about tileChunkBytes, each chunk against the activation
-// rows four at a time (k.r2x4, over every pair of rows of the chunk in one call),
-// then one at a time (k.r4x1, every four rows); a last odd row, or the last rows
+// rows eight at a time (k.r2x8, where the set has it), then four at a time (k.r2x4,
+// over every pair of rows of the chunk in one call), then one at a time (k.r4x1,
+// every four rows); a last odd row, or the last rows
 // short of four, are copied into a zero-padded scratch panel. The caller has checked
 // that w and dst hold the tile.
 func tileQ80(k q80Kernels, nb int, w []byte, wStride, mw int, xp []byte, ps, mx int, dst []float32, dstStride int, s *tileScratch) {
@@ -196,6 +199,20 @@ func tileQ80(k q80Kernels, nb int, w []byte, wStride, mw int, xp []byte, ps, mx 
 		o1 := min(mw, o0+chunk)
 		pairs, quads := (o1-o0)/2, (o1-o0)/4
 		i := 0
+		for ; k.r2x8 != nil && i+8 <= mx; i += 8 {
+			if pairs > 0 {
+				k.r2x8(&w[o0*wStride], wStride, pairs, &xp[i*ps], ps, nb, &dst[i*dstStride+o0], 4*dstStride)
+			}
+			if o := o0 + 2*pairs; o < o1 {
+				p := pad(o, o1, 2)
+				for h := i; h < i+8; h += 4 {
+					k.r2x4(p, rb, 1, &xp[h*ps], ps, nb, &out[0], 8)
+					for j := range 4 {
+						dst[(h+j)*dstStride+o] = out[2*j]
+					}
+				}
+			}
+		}
 		for ; i+4 <= mx; i += 4 {
 			op := o0 // the first row of the pairs left to r2x4
 			if k.r4x4 != nil && quads > 0 {

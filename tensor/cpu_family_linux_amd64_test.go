@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// TestCPUIsZen4 checks cpuIsZen4's reading of CPUID against the kernel's in /proc/cpuinfo
-// (vendor_id and cpu family), and that hasWideVNNI follows it.
+// TestCPUIsZen4 checks cpuIsAMD's and cpuIsZen4's reading of CPUID against the kernel's
+// in /proc/cpuinfo (vendor_id and cpu family), and that q40PrefetchNTA and hasWideVNNI
+// follow them.
 func TestCPUIsZen4(t *testing.T) {
 	raw, err := os.ReadFile("/proc/cpuinfo")
 	if err != nil {
@@ -28,7 +29,14 @@ func TestCPUIsZen4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := field("vendor_id") == "AuthenticAMD" && family == 0x19
+	amd := field("vendor_id") == "AuthenticAMD"
+	if got := cpuIsAMD(); got != amd {
+		t.Errorf("cpuIsAMD %v, /proc/cpuinfo says vendor %s", got, field("vendor_id"))
+	}
+	if q40PrefetchNTA != amd {
+		t.Errorf("q40PrefetchNTA %v on vendor %s: want PREFETCHNTA on AMD only", q40PrefetchNTA, field("vendor_id"))
+	}
+	want := amd && family == 0x19
 	if got := cpuIsZen4(); got != want {
 		t.Errorf("cpuIsZen4 %v, /proc/cpuinfo says vendor %s family %d", got, field("vendor_id"), family)
 	}

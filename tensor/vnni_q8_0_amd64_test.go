@@ -49,9 +49,9 @@ func testQ8Lanes(t *testing.T, k q80Kernels, typ DType, conv func(dst, src []byt
 	r := rand.New(rand.NewPCG(11, uint64(typ)))
 	xt := typ.VecDotType()
 	for trial := range 60 {
-		nb, mw, mx := 1+r.IntN(9), 1+r.IntN(13), 1+r.IntN(10)
+		nb, mw, mx := 1+r.IntN(9), 1+r.IntN(13), 1+r.IntN(20)
 		if trial%15 == 14 { // several chunks of weight rows
-			nb, mw, mx = 128, tileChunkBytes/Q8_0.RowBytes(128*QK)+7, 5
+			nb, mw, mx = 128, tileChunkBytes/Q8_0.RowBytes(128*QK)+7, 5+4*(trial/15%2) // 5 or 9
 		}
 		n := nb * QK
 		ws, xs, ds := typ.RowBytes(n)+r.IntN(2)*typ.BlockBytes(), xt.RowBytes(n)+r.IntN(3), mw+r.IntN(3)

@@ -102,90 +102,21 @@
 // func q40PanelX1ZMM(w *byte, x *byte, tab *uint32, nb, np int, dst *float32)
 // q40PanelX1 (avx2_q4_0_amd64.s) two panels at a time; the same bits. Each block it prefetches the
 // three lines q40zpfd bytes ahead in each of the two panels, and at each pair the
-// first q40zpfd bytes of the second panel.
+// first q40zpfd bytes of the second panel, with PREFETCHNTA (the body is
+// zmm_q4_0panel_x1_amd64.h, with Q40PF the prefetch instruction).
 #define q40zpfd 1152
 TEXT ·q40PanelX1ZMM(SB), NOSPLIT, $0-48
-	MOVQ         w+0(FP), SI
-	MOVQ         dst+40(FP), AX
-	MOVQ         np+32(FP), DX
-	MOVL         $0x0f0f0f0f, CX
-	VPBROADCASTD CX, Z16
+#define Q40PF PREFETCHNTA
+#include "zmm_q4_0panel_x1_amd64.h"
+#undef Q40PF
 
-	// The first q40zpfd bytes of the first panel, which the loop's prefetches do not cover.
-	PREFETCHNTA 0(SI)
-	PREFETCHNTA 64(SI)
-	PREFETCHNTA 128(SI)
-	PREFETCHNTA 192(SI)
-	PREFETCHNTA 256(SI)
-	PREFETCHNTA 320(SI)
-	PREFETCHNTA 384(SI)
-	PREFETCHNTA 448(SI)
-	PREFETCHNTA 512(SI)
-	PREFETCHNTA 576(SI)
-	PREFETCHNTA 640(SI)
-	PREFETCHNTA 704(SI)
-	PREFETCHNTA 768(SI)
-	PREFETCHNTA 832(SI)
-	PREFETCHNTA 896(SI)
-	PREFETCHNTA 960(SI)
-	PREFETCHNTA 1024(SI)
-	PREFETCHNTA 1088(SI)
-
-q40z1pair:
-	Q40ZPAIR(nb+24, DX)
-	PREFETCHNTA 0(R15)
-	PREFETCHNTA 64(R15)
-	PREFETCHNTA 128(R15)
-	PREFETCHNTA 192(R15)
-	PREFETCHNTA 256(R15)
-	PREFETCHNTA 320(R15)
-	PREFETCHNTA 384(R15)
-	PREFETCHNTA 448(R15)
-	PREFETCHNTA 512(R15)
-	PREFETCHNTA 576(R15)
-	PREFETCHNTA 640(R15)
-	PREFETCHNTA 704(R15)
-	PREFETCHNTA 768(R15)
-	PREFETCHNTA 832(R15)
-	PREFETCHNTA 896(R15)
-	PREFETCHNTA 960(R15)
-	PREFETCHNTA 1024(R15)
-	PREFETCHNTA 1088(R15)
-	MOVQ   x+8(FP), DI
-	MOVQ   tab+16(FP), R8
-	MOVQ   nb+24(FP), CX
-	VPXORD Z0, Z0, Z0
-
-q40z1loop:
-	PREFETCHNTA q40zpfd(SI)
-	PREFETCHNTA q40zpfd+64(SI)
-	PREFETCHNTA q40zpfd+128(SI)
-	PREFETCHNTA q40zpfd(R15)
-	PREFETCHNTA q40zpfd+64(R15)
-	PREFETCHNTA q40zpfd+128(R15)
-	Q40ZP8
-	Q40ZX(DI, R8, 0, 16, Z0)
-	ADDQ $144, SI
-	ADDQ $144, R15
-	ADDQ $34, DI
-	ADDQ $32, R8
-	DECQ CX
-	JNZ  q40z1loop
-
-	CMPQ    DX, $1
-	JEQ     q40z1last
-	VMOVUPS Z0, (AX)
-	ADDQ    $64, AX
-	MOVQ    R15, SI
-	SUBQ    $2, DX
-	JNZ     q40z1pair
-	VZEROUPPER
-	RET
-
-q40z1last:
-	VMOVUPS Y0, (AX)
-	VZEROUPPER
-	RET
+// func q40PanelX1ZMMT0(w *byte, x *byte, tab *uint32, nb, np int, dst *float32)
+// q40PanelX1ZMM with PREFETCHT0 for its prefetches: the same bits. Which of the two
+// the level takes is q40PrefetchNTA's choice (cpu_amd64.go).
+TEXT ·q40PanelX1ZMMT0(SB), NOSPLIT, $0-48
+#define Q40PF PREFETCHT0
+#include "zmm_q4_0panel_x1_amd64.h"
+#undef Q40PF
 
 // func q40PanelsX4ZMM(w *byte, x *byte, xstride int, tab *uint32, nb, np int, dst *float32, dststride int)
 // q40PanelsX4 (avx2_q4_0_amd64.s) two panels at a time; the same bits.

@@ -3,11 +3,17 @@ package tensor
 import "testing"
 
 // TestQ4_0PanelKernels checks each amd64 panel tile the CPU allows (the AVX2 kernels,
-// the VPDPBUSD ones on ZMM) against the Go definition of the repacked order,
-// dotQ4_0RepackGo one output after another, bit for bit.
+// the VPDPBUSD ones on ZMM, each with its decode kernel's PREFETCHNTA and PREFETCHT0
+// forms) against the Go definition of the repacked order, dotQ4_0RepackGo one output
+// after another, bit for bit.
 func TestQ4_0PanelKernels(t *testing.T) {
 	ref := func(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 		dotTileBy(dotQ4_0RepackGo, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	}
+	by := func(k q40PanelKernels) PanelTileFunc {
+		return func(n int, w []byte, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+			dotQ4_0PanelTileBy(k, n, w, mw, x, xStride, mx, dst, dstStride)
+		}
 	}
 	for _, k := range []struct {
 		name string
@@ -15,7 +21,11 @@ func TestQ4_0PanelKernels(t *testing.T) {
 		f    PanelTileFunc
 	}{
 		{"avx2", hasFMA, dotQ4_0PanelTileAVX2},
+		{"avx2-nta", hasFMA, by(q40PanelKernelsAVX2(true))},
+		{"avx2-t0", hasFMA, by(q40PanelKernelsAVX2(false))},
 		{"zmm", hasFMA && hasVNNI, dotQ4_0PanelTileZMM},
+		{"zmm-nta", hasFMA && hasVNNI, by(q40PanelKernelsZMM(true))},
+		{"zmm-t0", hasFMA && hasVNNI, by(q40PanelKernelsZMM(false))},
 	} {
 		t.Run(k.name, func(t *testing.T) {
 			if !k.ok {

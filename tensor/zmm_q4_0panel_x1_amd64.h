@@ -1,0 +1,85 @@
+// The body of q40PanelX1ZMM and q40PanelX1ZMMT0 (zmm_q4_0panel_amd64.s), included
+// after each TEXT line with Q40PF defined as the prefetch instruction: PREFETCHNTA or
+// PREFETCHT0.
+
+	MOVQ         w+0(FP), SI
+	MOVQ         dst+40(FP), AX
+	MOVQ         np+32(FP), DX
+	MOVL         $0x0f0f0f0f, CX
+	VPBROADCASTD CX, Z16
+
+	// The first q40zpfd bytes of the first panel, which the loop's prefetches do not cover.
+	Q40PF 0(SI)
+	Q40PF 64(SI)
+	Q40PF 128(SI)
+	Q40PF 192(SI)
+	Q40PF 256(SI)
+	Q40PF 320(SI)
+	Q40PF 384(SI)
+	Q40PF 448(SI)
+	Q40PF 512(SI)
+	Q40PF 576(SI)
+	Q40PF 640(SI)
+	Q40PF 704(SI)
+	Q40PF 768(SI)
+	Q40PF 832(SI)
+	Q40PF 896(SI)
+	Q40PF 960(SI)
+	Q40PF 1024(SI)
+	Q40PF 1088(SI)
+
+q40z1pair:
+	Q40ZPAIR(nb+24, DX)
+	Q40PF 0(R15)
+	Q40PF 64(R15)
+	Q40PF 128(R15)
+	Q40PF 192(R15)
+	Q40PF 256(R15)
+	Q40PF 320(R15)
+	Q40PF 384(R15)
+	Q40PF 448(R15)
+	Q40PF 512(R15)
+	Q40PF 576(R15)
+	Q40PF 640(R15)
+	Q40PF 704(R15)
+	Q40PF 768(R15)
+	Q40PF 832(R15)
+	Q40PF 896(R15)
+	Q40PF 960(R15)
+	Q40PF 1024(R15)
+	Q40PF 1088(R15)
+	MOVQ   x+8(FP), DI
+	MOVQ   tab+16(FP), R8
+	MOVQ   nb+24(FP), CX
+	VPXORD Z0, Z0, Z0
+
+q40z1loop:
+	Q40PF q40zpfd(SI)
+	Q40PF q40zpfd+64(SI)
+	Q40PF q40zpfd+128(SI)
+	Q40PF q40zpfd(R15)
+	Q40PF q40zpfd+64(R15)
+	Q40PF q40zpfd+128(R15)
+	Q40ZP8
+	Q40ZX(DI, R8, 0, 16, Z0)
+	ADDQ $144, SI
+	ADDQ $144, R15
+	ADDQ $34, DI
+	ADDQ $32, R8
+	DECQ CX
+	JNZ  q40z1loop
+
+	CMPQ    DX, $1
+	JEQ     q40z1last
+	VMOVUPS Z0, (AX)
+	ADDQ    $64, AX
+	MOVQ    R15, SI
+	SUBQ    $2, DX
+	JNZ     q40z1pair
+	VZEROUPPER
+	RET
+
+q40z1last:
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
