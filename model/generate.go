@@ -109,6 +109,12 @@ type stepper interface {
 	Pos() int
 }
 
+// warmer is a stepper that can make its decode step's recording before the prompt
+// (Session.Warmup).
+type warmer interface {
+	Warmup(token int32) error
+}
+
 // generator is Generate without the model: a tokenizer, a session of limit tokens and a
 // sampler.
 type generator struct {
@@ -131,6 +137,11 @@ func (g *generator) run(ctx context.Context, prompt string, nPredict int, onToke
 	}
 	if err := ctx.Err(); err != nil {
 		return res, err
+	}
+	if w, ok := g.s.(warmer); ok {
+		if err := w.Warmup(res.PromptTokens[0]); err != nil {
+			return res, fmt.Errorf("generate: warmup: %w", err)
+		}
 	}
 	t0 := time.Now()
 	logits, err := g.s.Eval(res.PromptTokens, false)

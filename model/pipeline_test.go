@@ -259,3 +259,45 @@ func TestNeighbours(t *testing.T) {
 		t.Errorf("Neighbours = %v, want %v; plan:\n%s", got, want, p)
 	}
 }
+
+// TestWarmupRecordsFirst checks Session.Warmup on a device that records: the decode
+// step is recorded by the warmup (one Record before the prompt), the session is empty
+// after it, and every logit that follows is bit-identical to a session without it. On a
+// session holding tokens, and on devices that do not record, Warmup evaluates nothing.
+func TestWarmupRecordsFirst(t *testing.T) {
+	path := newTiny(4).file(t, tensor.F32)
+	prompt := []int32{1, 2, 3, 4}
+	want, _ := evalSteps(t, path, Options{Threads: 1, KVType: KVCacheF32}, prompt)
+	keys := map[string]int{}
+	r := &recorder{Device: cpu.New(1), keys: keys}
+	defer r.Close()
+	_, s := openSession(t, path, Options{Devices: []backend.Device{r}, Split: SplitOptions{Ratios: equal(1)}, KVType: KVCacheF32})
+	if err := s.Warmup(7); err != nil {
+		t.Fatal(err)
+	}
+	if s.Pos() != 0 || len(keys) != 1 {
+		t.Fatalf("after Warmup: Pos %d, Record keys %v; want 0 and one decode key", s.Pos(), keys)
+	}
+	got := sessionSteps(t, s, prompt)
+	if i := sameBits(got, want); i >= 0 {
+		t.Fatalf("logit %d after a warmup: %g, without one %g", i, got[i], want[i])
+	}
+	for k, c := range keys {
+		if c != 4 {
+			t.Errorf("Record(%q) called %d times, want 4 (the warmup and three decode steps)", k, c)
+		}
+	}
+	pos, calls := s.Pos(), func() (n int) {
+		for _, c := range keys {
+			n += c
+		}
+		return n
+	}
+	if err := s.Warmup(7); err != nil || s.Pos() != pos || calls() != 4 {
+		t.Errorf("Warmup on a session at %d: err %v, Pos %d, Record calls %v (want nothing done)", pos, err, s.Pos(), keys)
+	}
+	_, plain := openSession(t, path, Options{Threads: 1, KVType: KVCacheF32})
+	if err := plain.Warmup(7); err != nil || plain.Pos() != 0 {
+		t.Errorf("Warmup on the CPU: err %v, Pos %d", err, plain.Pos())
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/infergo/infer/backend"
 )
 
 // Session is one sequence being evaluated: a KV cache on every stage and the position
@@ -56,6 +58,34 @@ func (s *Session) Pos() int { return s.pos }
 
 // Reset empties the KV cache.
 func (s *Session) Reset() { s.pos = 0 }
+
+// Warmup evaluates token as one decode step and empties the cache again, as llama.cpp
+// does before it generates: on devices that record a decode step once and replay it
+// (backend.Recorder: CUDA graphs), the recording is then made here and not in the
+// first generated token's step, which would otherwise pay for it. It does nothing on a
+// session that holds tokens already (Pos() > 0), whose stages do not record, or that is
+// one rank of a multi-process pipeline.
+func (s *Session) Warmup(token int32) error {
+	if s.m == nil {
+		return ErrClosed
+	}
+	if s.pos != 0 || s.m.rank != nil || !s.m.records() {
+		return nil
+	}
+	_, err := s.Eval([]int32{token}, false)
+	s.Reset()
+	return err
+}
+
+// records reports whether a stage's device records decode steps (backend.Recorder).
+func (m *Model) records() bool {
+	for k := range m.stages {
+		if _, ok := m.stages[k].dev.(backend.Recorder); ok {
+			return true
+		}
+	}
+	return false
+}
 
 // Close releases the session's KV cache and scratch buffers on every stage (Model.Close
 // has released them already if it ran first).
