@@ -53,6 +53,31 @@ func ExampleModel_NewSession() {
 	// 512 logits for the last token; position 4
 }
 
+// Warmup makes a fresh session's decode-step recording (a CUDA graph) before the
+// prompt, so that the first generated token does not pay for it, and leaves the cache
+// empty; on the CPU, which records nothing, it does nothing. Generate calls it.
+func ExampleSession_Warmup() {
+	m, done := tinyModel()
+	defer done()
+	s, err := m.NewSession()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	prompt := []int32{1, 42, 7}
+	if err := s.Warmup(prompt[0]); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("position after the warmup:", s.Pos())
+	if _, err := s.Eval(prompt, false); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("position after the prompt:", s.Pos())
+	// Output:
+	// position after the warmup: 0
+	// position after the prompt: 3
+}
+
 // Greedy decoding picks the most likely token; ties go to the lowest id.
 func ExampleNewSampler_greedy() {
 	s := model.NewSampler(model.SamplerOptions{}, nil)
@@ -122,4 +147,27 @@ func ExamplePerplexity() {
 		log.Fatal(err)
 	}
 	fmt.Printf("\nFinal estimate: PPL = %.4f +/- %.5f\n", res.PPL, res.Uncertainty)
+}
+
+// tinyModel loads a random-weight model of synth's tiny shape (as ExampleModel_NewSession
+// makes it) on the CPU; done closes it and removes its file.
+func tinyModel() (m *model.Model, done func()) {
+	dir, err := os.MkdirTemp("", "model")
+	if err != nil {
+		log.Fatal(err)
+	}
+	shape, _ := synth.LookupShape("tiny")
+	ft, _ := synth.LookupFileType("F32")
+	plan, err := synth.NewPlan(shape, ft)
+	if err != nil {
+		log.Fatal(err)
+	}
+	path := filepath.Join(dir, "tiny.gguf")
+	if err := synth.Write(path, plan, synth.Options{Seed: 1, Threads: 1}); err != nil {
+		log.Fatal(err)
+	}
+	if m, err = model.Load(path, model.Options{Threads: 1, ContextSize: 64}); err != nil {
+		log.Fatal(err)
+	}
+	return m, func() { m.Close(); os.RemoveAll(dir) }
 }
