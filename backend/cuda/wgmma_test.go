@@ -102,6 +102,7 @@ func TestWGMMA(t *testing.T) {
 				}
 				check(fmt.Sprintf("wgmma s%d", stages))
 			}
+			wgAgainstCPU(t, dt, raw, x, s.rows, s.cols, s.n, tensor.Float32s(download(t, d, o)))
 			d.setWG(0, false)
 			check("dequant+cuBLAS")
 			d.setWG(0, true)
@@ -113,6 +114,36 @@ func TestWGMMA(t *testing.T) {
 			odd := d.buffer(devBuf(t, d, dt, 64, cols, randomBlocks(rand.New(rand.NewPCG(1, 2)), dt, 64, cols)), "odd")
 			if d.wgEntry(odd) != "" {
 				t.Errorf("%v: %d columns (no multiple of %d) would take the wgmma kernel", dt, cols, 2*wgStage)
+			}
+		}
+	}
+}
+
+// wgAgainstCPU checks got, a wgmma kernel's x (n, cols) · wᵀ for raw weights w (rows,
+// cols) of dt, against the CPU backend's MatMul, which multiplies the activations
+// quantized to int8 blocks of 32 (dt's VecDotType) where the kernel takes them and the
+// weights rounded to F16: the two differ by at most a block step of the CPU's
+// quantization per activation times the weight (blockSteps), the two F16 roundings
+// (2^-11 of each factor), and the F32 sums (1e-5 of the magnitudes).
+func wgAgainstCPU(t *testing.T, dt tensor.DType, raw []byte, x []float32, rows, cols, n int, got []float32) {
+	t.Helper()
+	want := cpuMatMul(t, mmqCase{dt: dt, rows: rows, cols: cols, n: n}, raw, x)
+	wf := make([]float32, rows*cols)
+	if err := tensor.Dequantize(dt, wf, raw); err != nil {
+		t.Fatal(err)
+	}
+	step := blockSteps(x, dt.VecDotType().BlockSize())
+	for i := range n {
+		for o := range rows {
+			var quant, mag float64
+			for k := range cols {
+				wk, xk := math.Abs(float64(wf[o*cols+k])), math.Abs(float64(x[i*cols+k]))
+				quant += wk * step[i*cols+k]
+				mag += wk * xk
+			}
+			bound := quant + (0x1p-10+1e-5)*mag
+			if e := math.Abs(float64(got[i*rows+o]) - float64(want[i*rows+o])); !(e <= bound) {
+				t.Fatalf("%v %dx%d n=%d: [%d][%d] = %g, CPU backend %g (error %.3g > bound %.3g)", dt, rows, cols, n, i, o, got[i*rows+o], want[i*rows+o], e, bound)
 			}
 		}
 	}
