@@ -42,3 +42,42 @@ func TestQ8FMA(t *testing.T) {
 		t.Errorf("only %d midpoint sums: the out-of-line case is hardly tested", mids)
 	}
 }
+
+// TestR32: r32Bits finds exactly the float32 midpoints (fmafMid) and r32 rounds every
+// other value as float64(float32(v)) does, bit for bit: random values of float32's
+// normal range (rounding carries into the exponent included), values next to midpoints,
+// zeros, infinities and widened float32 NaNs.
+func TestR32(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	check := func(v float64) {
+		t.Helper()
+		u := r32Bits(v)
+		if mid := u&r32Low == 0; mid != fmafMid(v) {
+			t.Fatalf("r32Bits(%x): midpoint %v, fmafMid %v", math.Float64bits(v), mid, fmafMid(v))
+		} else if mid {
+			return
+		}
+		if got, want := math.Float64bits(r32(u)), math.Float64bits(float64(float32(v))); got != want {
+			t.Fatalf("r32(%x) = %x, float32 %x", math.Float64bits(v), got, want)
+		}
+	}
+	for _, v := range []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), float64(float32(math.NaN())),
+		-float64(float32(math.NaN())), math.MaxFloat32, -math.MaxFloat32, 0x1p-126, -0x1p-126, 0x1p-48, 1.5, -3} {
+		check(v)
+	}
+	for range 2000000 {
+		e := uint64(1023-126+r.IntN(254)) << 52 // float32's normal exponents, MaxFloat32's bits kept below
+		m := r.Uint64() & (1<<52 - 1)
+		switch r.IntN(4) {
+		case 0: // the low 29 bits next to or at the midpoint
+			m = m&^r32Low | uint64(1<<28+r.IntN(5)-2)
+		case 1: // all ones above the cut: rounding up carries into the exponent
+			m |= (1<<52 - 1) &^ r32Low
+		}
+		v := math.Float64frombits(e | m | uint64(r.IntN(2))<<63)
+		if math.Abs(v) >= math.MaxFloat32 {
+			continue // rounds to infinity in float32; never an accumulator (r32Low's comment)
+		}
+		check(v)
+	}
+}
