@@ -90,8 +90,7 @@ func q8FMA4(a *[4][lanes8]float64, l int, d0, d1, d2, d3 float64, s0, s1, s2, s3
 
 // split2 returns lo and hi of s = lo + hi·2^32 (|lo|, |hi| < 2^31).
 func split2(s int64) (lo, hi int32) {
-	l := int64(int32(s))
-	return int32(l), int32((s - l) >> 32)
+	return int32(s), int32((s + 1<<31) >> 32) // 0 < lo + 2^31 < 2^32: no carry
 }
 
 // hsum8d is hsum8 of lanes held as float64s of float32 values.
