@@ -24,7 +24,7 @@ import (
 // values, a multiple of 2^-48, and so is every accumulator (a float32 rounding of a
 // multiple of 2^-48 at least 2^-48 in magnitude stays one), so a result is zero or at
 // least 2^-48 in magnitude: never fmaf's "tiny" case. Only a float64 sum halfway between
-// two float32s (fmafMid) needs fmafTie's fix (midFix); such lanes go out of line (q8FMA,
+// two float32s (fmafMid) needs fmafTie's fix (q8Mid); such lanes go out of line (q8FMA,
 // q8FMA4). The others round to float32 on the float64's bits (r32Bits, r32), which the
 // midpoint test reads anyway, rather than by two conversions.
 
@@ -54,30 +54,29 @@ func r32(t uint64) float64 { return math.Float64frombits(t &^ r32Low) }
 func q8FMA(d float64, s int32, a *float64) {
 	p, z := d*float64(s), *a // p exact
 	v := p + z
-	if fmafMid(v) {
-		v = midFix(p, z, v)
+	u := r32Bits(v)
+	if u&r32Low == 0 {
+		u = q8Mid(p, z, v)
 	}
-	*a = float64(float32(v))
+	*a = r32(u)
 }
 
-// midFix returns v = p + z (float64, p an exact product, z a float32), a float32
-// midpoint (fmafMid), moved one step towards the exact sum where it is inexact, as
-// fmafTie rounds it to odd (v is even: its low 29 bits are 1<<28); it then rounds to
-// float32 as the exact sum does. Small enough to inline: no call in the kernels' loops,
-// whose registers a call would clobber.
-func midFix(p, z, v float64) float64 {
+// q8Mid returns the bits of fmaf's result where v = p + z (float64, p an exact product,
+// z a float32) is a float32 midpoint (r32Bits(v)&r32Low == 0): of the two float32s
+// around v, the one on the side of the exact sum, which TwoSum's error e gives, or the
+// even one where v is exact (as fmafTie's rounding to odd and then to float32 decide).
+// Small enough to inline, so that a loop needs no call for it.
+func q8Mid(p, z, v float64) uint64 {
 	bz := v - p
 	e := (p - (v - bz)) + (z - bz) // p + z = v + e exactly (TwoSum)
-	u := math.Float64bits(v)
-	if (e > 0) == (v > 0) {
-		u++
-	} else {
-		u--
-	}
+	u := math.Float64bits(v) &^ r32Low
 	if e == 0 {
-		return v
+		e = v * float64(int64(u>>29&1)) // v exact: away from zero where the lower one is odd
 	}
-	return math.Float64frombits(u)
+	if e != 0 && (e > 0) == (v > 0) {
+		u += 1 << 29
+	}
+	return u
 }
 
 // q8FMA4 is q8FMA for lane l of q8x86Rows4's four rows.
