@@ -1,13 +1,14 @@
 package tensor
 
-import "math"
-
-// The float32 FMAs of the Go Q4_0 kernels below take q8_0_generic.go's inline form of
-// fmaf, written out in each (an inlinable function of it would exceed the inlining
-// budget): the float64 sum v of the exact product f = s·dw·dx and the accumulator,
-// rounded on its bits (r32Bits, r32) unless it is a float32 midpoint (q8Mid). As there,
-// the block scale dw·dx is a product of two F16 values, so no result is ever below
-// 2^-126 in magnitude but zero; the accumulators are float32 values held as float64.
+// The float32 FMAs of the Go Q4_0 kernels below take an inline form of fmaf (an
+// inlinable function of it would exceed the inlining budget): the float64 sum v of the
+// exact product f = s·dw·dx and the accumulator. The block scale dw·dx is a product of
+// two F16 values, so as in q8_0_generic.go every product and accumulator is a multiple
+// of 2^-48 and no result is below 2^-126 in magnitude but zero; the accumulators are
+// float32 values held as float64. Below 2^5 in magnitude the sum is then exact in
+// float64 (exact48) and rounds to float32 half to even on its bits (rne32), with no
+// midpoint test: midpoints are frequent here (about one FMA in twenty on synth-256's
+// decode) and their branch unpredictable. Larger sums take r32 and midFix.
 
 // dotQ4_0RepackTileGo is the Go form of X86RepackTileFunc(Q4_0) (gemv and gemm have the
 // same order for Q4_0): for o < mw and i < mx, dst[i*dstStride+o] =
@@ -102,10 +103,13 @@ func q4_0Row(w []byte, p []q8Prep, acc float32) float32 {
 		t0 := (l0&lanes4Lo)*pb.x[0] + (l0>>8&lanes4Lo)*pb.x[1] + (l1&lanes4Lo)*pb.x[2] + (l1>>8&lanes4Lo)*pb.x[3]
 		t1 := (l0>>4&lanes4Lo)*pb.x[4] + (l0>>12&lanes4Lo)*pb.x[5] + (l1>>4&lanes4Lo)*pb.x[6] + (l1>>12&lanes4Lo)*pb.x[7]
 		s := swarTop(t0) + swarTop(t1) - 8*pb.sum
-		if f, v := float64(s)*float64(halfAt(wb[:])*pb.d), float64(s)*float64(halfAt(wb[:])*pb.d)+a; r32Bits(v)&r32Low != 0 { // fmaf, inline
-			a = r32(r32Bits(v))
+		f := float64(s) * float64(halfAt(wb[:])*pb.d) // fmaf, inline
+		if v := f + a; exact48(v) {
+			a = rne32(v)
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a = r32(u)
 		} else {
-			a = math.Float64frombits(q8Mid(f, a, v))
+			a = float64(float32(midFix(f, a, v)))
 		}
 	}
 	return float32(a)
@@ -130,15 +134,21 @@ func q4_0Rows2(w0, w1 []byte, p []q8Prep, acc0, acc1 float32) (float32, float32)
 		u1 := (h0>>4&lanes4Lo)*x4 + (h0>>12&lanes4Lo)*x5 + (h1>>4&lanes4Lo)*x6 + (h1>>12&lanes4Lo)*x7
 		s0 := swarTop(t0) + swarTop(t1) - 8*pb.sum
 		s1 := swarTop(u0) + swarTop(u1) - 8*pb.sum
-		if f, v := float64(s0)*float64(halfAt(v0[:])*pb.d), float64(s0)*float64(halfAt(v0[:])*pb.d)+a0; r32Bits(v)&r32Low != 0 { // fmaf, inline
-			a0 = r32(r32Bits(v))
+		f0 := float64(s0) * float64(halfAt(v0[:])*pb.d) // fmaf, inline
+		if v := f0 + a0; exact48(v) {
+			a0 = rne32(v)
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a0 = r32(u)
 		} else {
-			a0 = math.Float64frombits(q8Mid(f, a0, v))
+			a0 = float64(float32(midFix(f0, a0, v)))
 		}
-		if f, v := float64(s1)*float64(halfAt(v1[:])*pb.d), float64(s1)*float64(halfAt(v1[:])*pb.d)+a1; r32Bits(v)&r32Low != 0 { // fmaf, inline
-			a1 = r32(r32Bits(v))
+		f1 := float64(s1) * float64(halfAt(v1[:])*pb.d) // fmaf, inline
+		if v := f1 + a1; exact48(v) {
+			a1 = rne32(v)
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a1 = r32(u)
 		} else {
-			a1 = math.Float64frombits(q8Mid(f, a1, v))
+			a1 = float64(float32(midFix(f1, a1, v)))
 		}
 	}
 	return float32(a0), float32(a1)
@@ -162,31 +172,43 @@ func q4_0Row4x(w []byte, p *[4][prepBlocks]q8Prep, cb int, acc *[4]float32) {
 		dw := halfAt(wb[:])
 		s0 := swarTop(w0*p0.x[0]+w1*p0.x[1]+w2*p0.x[2]+w3*p0.x[3]) +
 			swarTop(w4*p0.x[4]+w5*p0.x[5]+w6*p0.x[6]+w7*p0.x[7]) - 8*p0.sum
-		if f, v := float64(s0)*float64(dw*p0.d), float64(s0)*float64(dw*p0.d)+a0; r32Bits(v)&r32Low != 0 { // fmaf, inline
-			a0 = r32(r32Bits(v))
+		f0 := float64(s0) * float64(dw*p0.d) // fmaf, inline
+		if v := f0 + a0; exact48(v) {
+			a0 = rne32(v)
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a0 = r32(u)
 		} else {
-			a0 = math.Float64frombits(q8Mid(f, a0, v))
+			a0 = float64(float32(midFix(f0, a0, v)))
 		}
 		s1 := swarTop(w0*p1.x[0]+w1*p1.x[1]+w2*p1.x[2]+w3*p1.x[3]) +
 			swarTop(w4*p1.x[4]+w5*p1.x[5]+w6*p1.x[6]+w7*p1.x[7]) - 8*p1.sum
-		if f, v := float64(s1)*float64(dw*p1.d), float64(s1)*float64(dw*p1.d)+a1; r32Bits(v)&r32Low != 0 { // fmaf, inline
-			a1 = r32(r32Bits(v))
+		f1 := float64(s1) * float64(dw*p1.d) // fmaf, inline
+		if v := f1 + a1; exact48(v) {
+			a1 = rne32(v)
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a1 = r32(u)
 		} else {
-			a1 = math.Float64frombits(q8Mid(f, a1, v))
+			a1 = float64(float32(midFix(f1, a1, v)))
 		}
 		s2 := swarTop(w0*p2.x[0]+w1*p2.x[1]+w2*p2.x[2]+w3*p2.x[3]) +
 			swarTop(w4*p2.x[4]+w5*p2.x[5]+w6*p2.x[6]+w7*p2.x[7]) - 8*p2.sum
-		if f, v := float64(s2)*float64(dw*p2.d), float64(s2)*float64(dw*p2.d)+a2; r32Bits(v)&r32Low != 0 { // fmaf, inline
-			a2 = r32(r32Bits(v))
+		f2 := float64(s2) * float64(dw*p2.d) // fmaf, inline
+		if v := f2 + a2; exact48(v) {
+			a2 = rne32(v)
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a2 = r32(u)
 		} else {
-			a2 = math.Float64frombits(q8Mid(f, a2, v))
+			a2 = float64(float32(midFix(f2, a2, v)))
 		}
 		s3 := swarTop(w0*p3.x[0]+w1*p3.x[1]+w2*p3.x[2]+w3*p3.x[3]) +
 			swarTop(w4*p3.x[4]+w5*p3.x[5]+w6*p3.x[6]+w7*p3.x[7]) - 8*p3.sum
-		if f, v := float64(s3)*float64(dw*p3.d), float64(s3)*float64(dw*p3.d)+a3; r32Bits(v)&r32Low != 0 { // fmaf, inline
-			a3 = r32(r32Bits(v))
+		f3 := float64(s3) * float64(dw*p3.d) // fmaf, inline
+		if v := f3 + a3; exact48(v) {
+			a3 = rne32(v)
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a3 = r32(u)
 		} else {
-			a3 = math.Float64frombits(q8Mid(f, a3, v))
+			a3 = float64(float32(midFix(f3, a3, v)))
 		}
 	}
 	acc[0], acc[1], acc[2], acc[3] = float32(a0), float32(a1), float32(a2), float32(a3)

@@ -23,10 +23,12 @@ import (
 // The FMAs take a short form of fmaf: the block scale d = dw·dx is a product of two F16
 // values, a multiple of 2^-48, and so is every accumulator (a float32 rounding of a
 // multiple of 2^-48 at least 2^-48 in magnitude stays one), so a result is zero or at
-// least 2^-48 in magnitude: never fmaf's "tiny" case. Only a float64 sum halfway between
-// two float32s (fmafMid) needs fmafTie's fix (q8Mid); such lanes go out of line (q8FMA,
-// q8FMA4). The others round to float32 on the float64's bits (r32Bits, r32), which the
-// midpoint test reads anyway, rather than by two conversions.
+// least 2^-48 in magnitude: never fmaf's "tiny" case. The float64 sums round to float32
+// on their bits (r32Bits, r32) rather than by two conversions; only a sum halfway between
+// two float32s (fmafMid, which the same word shows) needs more. Midpoints are frequent
+// in models (2% of the FMAs of synth-256-Q8_0's prompt): where every sum of the lane is
+// below 2^5 it is exact (exact48) and rounds half to even (rne32), inline; the others
+// take fmafTie's fix (midFix) out of line (q8FMA, q8FMA4).
 
 // fmafMid reports whether the low 29 significand bits of v are 1<<28: v lies halfway
 // between two float32s (fmafHard without its tiny case).
@@ -54,29 +56,42 @@ func r32(t uint64) float64 { return math.Float64frombits(t &^ r32Low) }
 func q8FMA(d float64, s int32, a *float64) {
 	p, z := d*float64(s), *a // p exact
 	v := p + z
-	u := r32Bits(v)
-	if u&r32Low == 0 {
-		u = q8Mid(p, z, v)
+	if fmafMid(v) {
+		v = midFix(p, z, v)
 	}
-	*a = r32(u)
+	*a = float64(float32(v))
 }
 
-// q8Mid returns the bits of fmaf's result where v = p + z (float64, p an exact product,
-// z a float32) is a float32 midpoint (r32Bits(v)&r32Low == 0): of the two float32s
-// around v, the one on the side of the exact sum, which TwoSum's error e gives, or the
-// even one where v is exact (as fmafTie's rounding to odd and then to float32 decide).
-// Small enough to inline, so that a loop needs no call for it.
-func q8Mid(p, z, v float64) uint64 {
+// midFix returns v = p + z (float64, p an exact product, z a float32), a float32
+// midpoint (fmafMid), moved one step towards the exact sum where it is inexact, as
+// fmafTie rounds it to odd (v is even: its low 29 bits are 1<<28); it then rounds to
+// float32 as the exact sum does. Small enough to inline: no call in the kernels' loops,
+// whose registers a call would clobber.
+func midFix(p, z, v float64) float64 {
 	bz := v - p
 	e := (p - (v - bz)) + (z - bz) // p + z = v + e exactly (TwoSum)
-	u := math.Float64bits(v) &^ r32Low
+	u := math.Float64bits(v)
+	if (e > 0) == (v > 0) {
+		u++
+	} else {
+		u--
+	}
 	if e == 0 {
-		e = v * float64(int64(u>>29&1)) // v exact: away from zero where the lower one is odd
+		return v
 	}
-	if e != 0 && (e > 0) == (v > 0) {
-		u += 1 << 29
-	}
-	return u
+	return math.Float64frombits(u)
+}
+
+// exact48 reports whether |v| < 2^5. A sum of two multiples of 2^-48 below that is exact
+// in float64 (it needs at most 53 bits), so that its float32 rounding is rne32's, with no
+// midpoint test.
+func exact48(v float64) bool { return math.Float64bits(v)<<1 < math.Float64bits(0x1p5)<<1 }
+
+// rne32 is float64(float32(v)) for v in float32's normal range or zero, rounded on the
+// bits of v: half to even at the 29th bit.
+func rne32(v float64) float64 {
+	u := math.Float64bits(v)
+	return math.Float64frombits((u + (1<<28 - 1) + (u >> 29 & 1)) &^ r32Low)
 }
 
 // q8FMA4 is q8FMA for lane l of q8x86Rows4's four rows.
@@ -142,6 +157,7 @@ func dotQ8_0x86TileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx in
 func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 	var a, c [lanes8]float64
 	var s0, s1, x0, x1, x2, x3 int32
+	var v0, v1 float64
 	for range nb {
 		// Re-slicing keeps each block's address in one register (the loads then take
 		// fixed offsets from it; MOVBQSX has no base+index+offset form in Go's SSA).
@@ -153,8 +169,11 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[2])), int32(int8(xb[3])), int32(int8(xb[4])), int32(int8(xb[5]))
 		s0 = int32(int8(wb[2]))*x0 + int32(int8(wb[3]))*x1 + int32(int8(wb[4]))*x2 + int32(int8(wb[5]))*x3
 		s1 = int32(int8(vb[2]))*x0 + int32(int8(vb[3]))*x1 + int32(int8(vb[4]))*x2 + int32(int8(vb[5]))*x3
-		if u0, u1 := r32Bits(d0*float64(s0)+a[0]), r32Bits(d1*float64(s1)+c[0]); u0&r32Low != 0 && u1&r32Low != 0 {
+		v0, v1 = d0*float64(s0)+a[0], d1*float64(s1)+c[0]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[0], c[0] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
+			a[0], c[0] = rne32(v0), rne32(v1)
 		} else {
 			q8FMA(d0, s0, &a[0])
 			q8FMA(d1, s1, &c[0])
@@ -162,8 +181,11 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[6])), int32(int8(xb[7])), int32(int8(xb[8])), int32(int8(xb[9]))
 		s0 = int32(int8(wb[6]))*x0 + int32(int8(wb[7]))*x1 + int32(int8(wb[8]))*x2 + int32(int8(wb[9]))*x3
 		s1 = int32(int8(vb[6]))*x0 + int32(int8(vb[7]))*x1 + int32(int8(vb[8]))*x2 + int32(int8(vb[9]))*x3
-		if u0, u1 := r32Bits(d0*float64(s0)+a[1]), r32Bits(d1*float64(s1)+c[1]); u0&r32Low != 0 && u1&r32Low != 0 {
+		v0, v1 = d0*float64(s0)+a[1], d1*float64(s1)+c[1]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[1], c[1] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
+			a[1], c[1] = rne32(v0), rne32(v1)
 		} else {
 			q8FMA(d0, s0, &a[1])
 			q8FMA(d1, s1, &c[1])
@@ -171,8 +193,11 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[10])), int32(int8(xb[11])), int32(int8(xb[12])), int32(int8(xb[13]))
 		s0 = int32(int8(wb[10]))*x0 + int32(int8(wb[11]))*x1 + int32(int8(wb[12]))*x2 + int32(int8(wb[13]))*x3
 		s1 = int32(int8(vb[10]))*x0 + int32(int8(vb[11]))*x1 + int32(int8(vb[12]))*x2 + int32(int8(vb[13]))*x3
-		if u0, u1 := r32Bits(d0*float64(s0)+a[2]), r32Bits(d1*float64(s1)+c[2]); u0&r32Low != 0 && u1&r32Low != 0 {
+		v0, v1 = d0*float64(s0)+a[2], d1*float64(s1)+c[2]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[2], c[2] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
+			a[2], c[2] = rne32(v0), rne32(v1)
 		} else {
 			q8FMA(d0, s0, &a[2])
 			q8FMA(d1, s1, &c[2])
@@ -180,8 +205,11 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[14])), int32(int8(xb[15])), int32(int8(xb[16])), int32(int8(xb[17]))
 		s0 = int32(int8(wb[14]))*x0 + int32(int8(wb[15]))*x1 + int32(int8(wb[16]))*x2 + int32(int8(wb[17]))*x3
 		s1 = int32(int8(vb[14]))*x0 + int32(int8(vb[15]))*x1 + int32(int8(vb[16]))*x2 + int32(int8(vb[17]))*x3
-		if u0, u1 := r32Bits(d0*float64(s0)+a[3]), r32Bits(d1*float64(s1)+c[3]); u0&r32Low != 0 && u1&r32Low != 0 {
+		v0, v1 = d0*float64(s0)+a[3], d1*float64(s1)+c[3]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[3], c[3] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
+			a[3], c[3] = rne32(v0), rne32(v1)
 		} else {
 			q8FMA(d0, s0, &a[3])
 			q8FMA(d1, s1, &c[3])
@@ -189,8 +217,11 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[18])), int32(int8(xb[19])), int32(int8(xb[20])), int32(int8(xb[21]))
 		s0 = int32(int8(wb[18]))*x0 + int32(int8(wb[19]))*x1 + int32(int8(wb[20]))*x2 + int32(int8(wb[21]))*x3
 		s1 = int32(int8(vb[18]))*x0 + int32(int8(vb[19]))*x1 + int32(int8(vb[20]))*x2 + int32(int8(vb[21]))*x3
-		if u0, u1 := r32Bits(d0*float64(s0)+a[4]), r32Bits(d1*float64(s1)+c[4]); u0&r32Low != 0 && u1&r32Low != 0 {
+		v0, v1 = d0*float64(s0)+a[4], d1*float64(s1)+c[4]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[4], c[4] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
+			a[4], c[4] = rne32(v0), rne32(v1)
 		} else {
 			q8FMA(d0, s0, &a[4])
 			q8FMA(d1, s1, &c[4])
@@ -198,8 +229,11 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[22])), int32(int8(xb[23])), int32(int8(xb[24])), int32(int8(xb[25]))
 		s0 = int32(int8(wb[22]))*x0 + int32(int8(wb[23]))*x1 + int32(int8(wb[24]))*x2 + int32(int8(wb[25]))*x3
 		s1 = int32(int8(vb[22]))*x0 + int32(int8(vb[23]))*x1 + int32(int8(vb[24]))*x2 + int32(int8(vb[25]))*x3
-		if u0, u1 := r32Bits(d0*float64(s0)+a[5]), r32Bits(d1*float64(s1)+c[5]); u0&r32Low != 0 && u1&r32Low != 0 {
+		v0, v1 = d0*float64(s0)+a[5], d1*float64(s1)+c[5]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[5], c[5] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
+			a[5], c[5] = rne32(v0), rne32(v1)
 		} else {
 			q8FMA(d0, s0, &a[5])
 			q8FMA(d1, s1, &c[5])
@@ -207,8 +241,11 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[26])), int32(int8(xb[27])), int32(int8(xb[28])), int32(int8(xb[29]))
 		s0 = int32(int8(wb[26]))*x0 + int32(int8(wb[27]))*x1 + int32(int8(wb[28]))*x2 + int32(int8(wb[29]))*x3
 		s1 = int32(int8(vb[26]))*x0 + int32(int8(vb[27]))*x1 + int32(int8(vb[28]))*x2 + int32(int8(vb[29]))*x3
-		if u0, u1 := r32Bits(d0*float64(s0)+a[6]), r32Bits(d1*float64(s1)+c[6]); u0&r32Low != 0 && u1&r32Low != 0 {
+		v0, v1 = d0*float64(s0)+a[6], d1*float64(s1)+c[6]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[6], c[6] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
+			a[6], c[6] = rne32(v0), rne32(v1)
 		} else {
 			q8FMA(d0, s0, &a[6])
 			q8FMA(d1, s1, &c[6])
@@ -216,8 +253,11 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[30])), int32(int8(xb[31])), int32(int8(xb[32])), int32(int8(xb[33]))
 		s0 = int32(int8(wb[30]))*x0 + int32(int8(wb[31]))*x1 + int32(int8(wb[32]))*x2 + int32(int8(wb[33]))*x3
 		s1 = int32(int8(vb[30]))*x0 + int32(int8(vb[31]))*x1 + int32(int8(vb[32]))*x2 + int32(int8(vb[33]))*x3
-		if u0, u1 := r32Bits(d0*float64(s0)+a[7]), r32Bits(d1*float64(s1)+c[7]); u0&r32Low != 0 && u1&r32Low != 0 {
+		v0, v1 = d0*float64(s0)+a[7], d1*float64(s1)+c[7]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[7], c[7] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
+			a[7], c[7] = rne32(v0), rne32(v1)
 		} else {
 			q8FMA(d0, s0, &a[7])
 			q8FMA(d1, s1, &c[7])
@@ -269,6 +309,7 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 	var s0, s1, s2, s3 int32
 	var w0, w1, w2, w3 int64
 	var u0, u1, u2, u3 uint64
+	var v0, v1, v2, v3 float64
 	ne := nb * QK
 	p01, p23, d := t.p01[:ne], t.p23[:ne], t.d[:4*nb]
 	for range nb {
@@ -280,72 +321,112 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		w0, w1, w2, w3 = int64(int8(wb[2])), int64(int8(wb[3])), int64(int8(wb[4])), int64(int8(wb[5]))
 		s0, s1 = split2(w0*q01[0] + w1*q01[1] + w2*q01[2] + w3*q01[3])
 		s2, s3 = split2(w0*q23[0] + w1*q23[1] + w2*q23[2] + w3*q23[3])
-		u0, u1, u2, u3 = r32Bits(d0*float64(s0)+a[0][0]), r32Bits(d1*float64(s1)+a[1][0]), r32Bits(d2*float64(s2)+a[2][0]), r32Bits(d3*float64(s3)+a[3][0])
+		v0, v1, v2, v3 = d0*float64(s0)+a[0][0], d1*float64(s1)+a[1][0], d2*float64(s2)+a[2][0], d3*float64(s3)+a[3][0]
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
-			q8FMA4(&a, 0, d0, d1, d2, d3, s0, s1, s2, s3)
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][0], a[1][0], a[2][0], a[3][0] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+			} else {
+				q8FMA4(&a, 0, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
 			a[0][0], a[1][0], a[2][0], a[3][0] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[6])), int64(int8(wb[7])), int64(int8(wb[8])), int64(int8(wb[9]))
 		s0, s1 = split2(w0*q01[4] + w1*q01[5] + w2*q01[6] + w3*q01[7])
 		s2, s3 = split2(w0*q23[4] + w1*q23[5] + w2*q23[6] + w3*q23[7])
-		u0, u1, u2, u3 = r32Bits(d0*float64(s0)+a[0][1]), r32Bits(d1*float64(s1)+a[1][1]), r32Bits(d2*float64(s2)+a[2][1]), r32Bits(d3*float64(s3)+a[3][1])
+		v0, v1, v2, v3 = d0*float64(s0)+a[0][1], d1*float64(s1)+a[1][1], d2*float64(s2)+a[2][1], d3*float64(s3)+a[3][1]
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
-			q8FMA4(&a, 1, d0, d1, d2, d3, s0, s1, s2, s3)
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][1], a[1][1], a[2][1], a[3][1] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+			} else {
+				q8FMA4(&a, 1, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
 			a[0][1], a[1][1], a[2][1], a[3][1] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[10])), int64(int8(wb[11])), int64(int8(wb[12])), int64(int8(wb[13]))
 		s0, s1 = split2(w0*q01[8] + w1*q01[9] + w2*q01[10] + w3*q01[11])
 		s2, s3 = split2(w0*q23[8] + w1*q23[9] + w2*q23[10] + w3*q23[11])
-		u0, u1, u2, u3 = r32Bits(d0*float64(s0)+a[0][2]), r32Bits(d1*float64(s1)+a[1][2]), r32Bits(d2*float64(s2)+a[2][2]), r32Bits(d3*float64(s3)+a[3][2])
+		v0, v1, v2, v3 = d0*float64(s0)+a[0][2], d1*float64(s1)+a[1][2], d2*float64(s2)+a[2][2], d3*float64(s3)+a[3][2]
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
-			q8FMA4(&a, 2, d0, d1, d2, d3, s0, s1, s2, s3)
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][2], a[1][2], a[2][2], a[3][2] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+			} else {
+				q8FMA4(&a, 2, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
 			a[0][2], a[1][2], a[2][2], a[3][2] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[14])), int64(int8(wb[15])), int64(int8(wb[16])), int64(int8(wb[17]))
 		s0, s1 = split2(w0*q01[12] + w1*q01[13] + w2*q01[14] + w3*q01[15])
 		s2, s3 = split2(w0*q23[12] + w1*q23[13] + w2*q23[14] + w3*q23[15])
-		u0, u1, u2, u3 = r32Bits(d0*float64(s0)+a[0][3]), r32Bits(d1*float64(s1)+a[1][3]), r32Bits(d2*float64(s2)+a[2][3]), r32Bits(d3*float64(s3)+a[3][3])
+		v0, v1, v2, v3 = d0*float64(s0)+a[0][3], d1*float64(s1)+a[1][3], d2*float64(s2)+a[2][3], d3*float64(s3)+a[3][3]
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
-			q8FMA4(&a, 3, d0, d1, d2, d3, s0, s1, s2, s3)
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][3], a[1][3], a[2][3], a[3][3] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+			} else {
+				q8FMA4(&a, 3, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
 			a[0][3], a[1][3], a[2][3], a[3][3] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[18])), int64(int8(wb[19])), int64(int8(wb[20])), int64(int8(wb[21]))
 		s0, s1 = split2(w0*q01[16] + w1*q01[17] + w2*q01[18] + w3*q01[19])
 		s2, s3 = split2(w0*q23[16] + w1*q23[17] + w2*q23[18] + w3*q23[19])
-		u0, u1, u2, u3 = r32Bits(d0*float64(s0)+a[0][4]), r32Bits(d1*float64(s1)+a[1][4]), r32Bits(d2*float64(s2)+a[2][4]), r32Bits(d3*float64(s3)+a[3][4])
+		v0, v1, v2, v3 = d0*float64(s0)+a[0][4], d1*float64(s1)+a[1][4], d2*float64(s2)+a[2][4], d3*float64(s3)+a[3][4]
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
-			q8FMA4(&a, 4, d0, d1, d2, d3, s0, s1, s2, s3)
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][4], a[1][4], a[2][4], a[3][4] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+			} else {
+				q8FMA4(&a, 4, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
 			a[0][4], a[1][4], a[2][4], a[3][4] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[22])), int64(int8(wb[23])), int64(int8(wb[24])), int64(int8(wb[25]))
 		s0, s1 = split2(w0*q01[20] + w1*q01[21] + w2*q01[22] + w3*q01[23])
 		s2, s3 = split2(w0*q23[20] + w1*q23[21] + w2*q23[22] + w3*q23[23])
-		u0, u1, u2, u3 = r32Bits(d0*float64(s0)+a[0][5]), r32Bits(d1*float64(s1)+a[1][5]), r32Bits(d2*float64(s2)+a[2][5]), r32Bits(d3*float64(s3)+a[3][5])
+		v0, v1, v2, v3 = d0*float64(s0)+a[0][5], d1*float64(s1)+a[1][5], d2*float64(s2)+a[2][5], d3*float64(s3)+a[3][5]
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
-			q8FMA4(&a, 5, d0, d1, d2, d3, s0, s1, s2, s3)
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][5], a[1][5], a[2][5], a[3][5] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+			} else {
+				q8FMA4(&a, 5, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
 			a[0][5], a[1][5], a[2][5], a[3][5] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[26])), int64(int8(wb[27])), int64(int8(wb[28])), int64(int8(wb[29]))
 		s0, s1 = split2(w0*q01[24] + w1*q01[25] + w2*q01[26] + w3*q01[27])
 		s2, s3 = split2(w0*q23[24] + w1*q23[25] + w2*q23[26] + w3*q23[27])
-		u0, u1, u2, u3 = r32Bits(d0*float64(s0)+a[0][6]), r32Bits(d1*float64(s1)+a[1][6]), r32Bits(d2*float64(s2)+a[2][6]), r32Bits(d3*float64(s3)+a[3][6])
+		v0, v1, v2, v3 = d0*float64(s0)+a[0][6], d1*float64(s1)+a[1][6], d2*float64(s2)+a[2][6], d3*float64(s3)+a[3][6]
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
-			q8FMA4(&a, 6, d0, d1, d2, d3, s0, s1, s2, s3)
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][6], a[1][6], a[2][6], a[3][6] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+			} else {
+				q8FMA4(&a, 6, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
 			a[0][6], a[1][6], a[2][6], a[3][6] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[30])), int64(int8(wb[31])), int64(int8(wb[32])), int64(int8(wb[33]))
 		s0, s1 = split2(w0*q01[28] + w1*q01[29] + w2*q01[30] + w3*q01[31])
 		s2, s3 = split2(w0*q23[28] + w1*q23[29] + w2*q23[30] + w3*q23[31])
-		u0, u1, u2, u3 = r32Bits(d0*float64(s0)+a[0][7]), r32Bits(d1*float64(s1)+a[1][7]), r32Bits(d2*float64(s2)+a[2][7]), r32Bits(d3*float64(s3)+a[3][7])
+		v0, v1, v2, v3 = d0*float64(s0)+a[0][7], d1*float64(s1)+a[1][7], d2*float64(s2)+a[2][7], d3*float64(s3)+a[3][7]
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
-			q8FMA4(&a, 7, d0, d1, d2, d3, s0, s1, s2, s3)
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][7], a[1][7], a[2][7], a[3][7] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+			} else {
+				q8FMA4(&a, 7, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
 			a[0][7], a[1][7], a[2][7], a[3][7] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
