@@ -6,9 +6,9 @@ package tensor
 // two F16 values, so as in q8_0_generic.go every product and accumulator is a multiple
 // of 2^-48 and no result is below 2^-126 in magnitude but zero; the accumulators are
 // float32 values held as float64. Below 2^5 in magnitude the sum is then exact in
-// float64 (exact48) and rounds to float32 half to even on its bits (rne32), with no
-// midpoint test: midpoints are frequent here (about one FMA in twenty on synth-256's
-// decode) and their branch unpredictable. Larger sums take r32 and midFix.
+// float64 (exact48) and float32(v) is the FMA's result, with no midpoint test:
+// midpoints are frequent here (about one FMA in twenty on synth-256's decode) and
+// their branch unpredictable. Larger sums take r32 and midFix.
 
 // dotQ4_0RepackTileGo is the Go form of X86RepackTileFunc(Q4_0) (gemv and gemm have the
 // same order for Q4_0): for o < mw and i < mx, dst[i*dstStride+o] =
@@ -105,7 +105,7 @@ func q4_0Row(w []byte, p []q8Prep, acc float32) float32 {
 		s := swarTop(t0) + swarTop(t1) - 8*pb.sum
 		f := float64(s) * float64(halfAt(wb[:])*pb.d) // fmaf, inline
 		if v := f + a; exact48(v) {
-			a = rne32(v)
+			a = float64(float32(v))
 		} else if u := r32Bits(v); u&r32Low != 0 {
 			a = r32(u)
 		} else {
@@ -136,7 +136,7 @@ func q4_0Rows2(w0, w1 []byte, p []q8Prep, acc0, acc1 float32) (float32, float32)
 		s1 := swarTop(u0) + swarTop(u1) - 8*pb.sum
 		f0 := float64(s0) * float64(halfAt(v0[:])*pb.d) // fmaf, inline
 		if v := f0 + a0; exact48(v) {
-			a0 = rne32(v)
+			a0 = float64(float32(v))
 		} else if u := r32Bits(v); u&r32Low != 0 {
 			a0 = r32(u)
 		} else {
@@ -144,7 +144,7 @@ func q4_0Rows2(w0, w1 []byte, p []q8Prep, acc0, acc1 float32) (float32, float32)
 		}
 		f1 := float64(s1) * float64(halfAt(v1[:])*pb.d) // fmaf, inline
 		if v := f1 + a1; exact48(v) {
-			a1 = rne32(v)
+			a1 = float64(float32(v))
 		} else if u := r32Bits(v); u&r32Low != 0 {
 			a1 = r32(u)
 		} else {
@@ -174,7 +174,7 @@ func q4_0Row4x(w []byte, p *[4][prepBlocks]q8Prep, cb int, acc *[4]float32) {
 			swarTop(w4*p0.x[4]+w5*p0.x[5]+w6*p0.x[6]+w7*p0.x[7]) - 8*p0.sum
 		f0 := float64(s0) * float64(dw*p0.d) // fmaf, inline
 		if v := f0 + a0; exact48(v) {
-			a0 = rne32(v)
+			a0 = float64(float32(v))
 		} else if u := r32Bits(v); u&r32Low != 0 {
 			a0 = r32(u)
 		} else {
@@ -184,7 +184,7 @@ func q4_0Row4x(w []byte, p *[4][prepBlocks]q8Prep, cb int, acc *[4]float32) {
 			swarTop(w4*p1.x[4]+w5*p1.x[5]+w6*p1.x[6]+w7*p1.x[7]) - 8*p1.sum
 		f1 := float64(s1) * float64(dw*p1.d) // fmaf, inline
 		if v := f1 + a1; exact48(v) {
-			a1 = rne32(v)
+			a1 = float64(float32(v))
 		} else if u := r32Bits(v); u&r32Low != 0 {
 			a1 = r32(u)
 		} else {
@@ -194,7 +194,7 @@ func q4_0Row4x(w []byte, p *[4][prepBlocks]q8Prep, cb int, acc *[4]float32) {
 			swarTop(w4*p2.x[4]+w5*p2.x[5]+w6*p2.x[6]+w7*p2.x[7]) - 8*p2.sum
 		f2 := float64(s2) * float64(dw*p2.d) // fmaf, inline
 		if v := f2 + a2; exact48(v) {
-			a2 = rne32(v)
+			a2 = float64(float32(v))
 		} else if u := r32Bits(v); u&r32Low != 0 {
 			a2 = r32(u)
 		} else {
@@ -204,7 +204,7 @@ func q4_0Row4x(w []byte, p *[4][prepBlocks]q8Prep, cb int, acc *[4]float32) {
 			swarTop(w4*p3.x[4]+w5*p3.x[5]+w6*p3.x[6]+w7*p3.x[7]) - 8*p3.sum
 		f3 := float64(s3) * float64(dw*p3.d) // fmaf, inline
 		if v := f3 + a3; exact48(v) {
-			a3 = rne32(v)
+			a3 = float64(float32(v))
 		} else if u := r32Bits(v); u&r32Low != 0 {
 			a3 = r32(u)
 		} else {

@@ -27,7 +27,7 @@ import (
 // on their bits (r32Bits, r32) rather than by two conversions; only a sum halfway between
 // two float32s (fmafMid, which the same word shows) needs more. Midpoints are frequent
 // in models (2% of the FMAs of synth-256-Q8_0's prompt): where every sum of the lane is
-// below 2^5 it is exact (exact48) and rounds half to even (rne32), inline; the others
+// below 2^5 it is exact (exact48) and float32(v) is right, inline; the others
 // take fmafTie's fix (midFix) out of line (q8FMA, q8FMA4).
 
 // fmafMid reports whether the low 29 significand bits of v are 1<<28: v lies halfway
@@ -83,16 +83,9 @@ func midFix(p, z, v float64) float64 {
 }
 
 // exact48 reports whether |v| < 2^5. A sum of two multiples of 2^-48 below that is exact
-// in float64 (it needs at most 53 bits), so that its float32 rounding is rne32's, with no
-// midpoint test.
+// in float64 (it needs at most 53 bits), so that float32(v), even at a midpoint, is the
+// FMA's result.
 func exact48(v float64) bool { return math.Float64bits(v)<<1 < math.Float64bits(0x1p5)<<1 }
-
-// rne32 is float64(float32(v)) for v in float32's normal range or zero, rounded on the
-// bits of v: half to even at the 29th bit.
-func rne32(v float64) float64 {
-	u := math.Float64bits(v)
-	return math.Float64frombits((u + (1<<28 - 1) + (u >> 29 & 1)) &^ r32Low)
-}
 
 // q8FMA4 is q8FMA for lane l of q8x86Rows4's four rows.
 func q8FMA4(a *[4][lanes8]float64, l int, d0, d1, d2, d3 float64, s0, s1, s2, s3 int32) {
@@ -173,7 +166,7 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[0], c[0] = r32(u0), r32(u1)
 		} else if exact48(v0) && exact48(v1) {
-			a[0], c[0] = rne32(v0), rne32(v1)
+			a[0], c[0] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[0])
 			q8FMA(d1, s1, &c[0])
@@ -185,7 +178,7 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[1], c[1] = r32(u0), r32(u1)
 		} else if exact48(v0) && exact48(v1) {
-			a[1], c[1] = rne32(v0), rne32(v1)
+			a[1], c[1] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[1])
 			q8FMA(d1, s1, &c[1])
@@ -197,7 +190,7 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[2], c[2] = r32(u0), r32(u1)
 		} else if exact48(v0) && exact48(v1) {
-			a[2], c[2] = rne32(v0), rne32(v1)
+			a[2], c[2] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[2])
 			q8FMA(d1, s1, &c[2])
@@ -209,7 +202,7 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[3], c[3] = r32(u0), r32(u1)
 		} else if exact48(v0) && exact48(v1) {
-			a[3], c[3] = rne32(v0), rne32(v1)
+			a[3], c[3] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[3])
 			q8FMA(d1, s1, &c[3])
@@ -221,7 +214,7 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[4], c[4] = r32(u0), r32(u1)
 		} else if exact48(v0) && exact48(v1) {
-			a[4], c[4] = rne32(v0), rne32(v1)
+			a[4], c[4] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[4])
 			q8FMA(d1, s1, &c[4])
@@ -233,7 +226,7 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[5], c[5] = r32(u0), r32(u1)
 		} else if exact48(v0) && exact48(v1) {
-			a[5], c[5] = rne32(v0), rne32(v1)
+			a[5], c[5] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[5])
 			q8FMA(d1, s1, &c[5])
@@ -245,7 +238,7 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[6], c[6] = r32(u0), r32(u1)
 		} else if exact48(v0) && exact48(v1) {
-			a[6], c[6] = rne32(v0), rne32(v1)
+			a[6], c[6] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[6])
 			q8FMA(d1, s1, &c[6])
@@ -257,7 +250,7 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
 			a[7], c[7] = r32(u0), r32(u1)
 		} else if exact48(v0) && exact48(v1) {
-			a[7], c[7] = rne32(v0), rne32(v1)
+			a[7], c[7] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[7])
 			q8FMA(d1, s1, &c[7])
@@ -325,7 +318,7 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
 			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
-				a[0][0], a[1][0], a[2][0], a[3][0] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+				a[0][0], a[1][0], a[2][0], a[3][0] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
 			} else {
 				q8FMA4(&a, 0, d0, d1, d2, d3, s0, s1, s2, s3)
 			}
@@ -339,7 +332,7 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
 			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
-				a[0][1], a[1][1], a[2][1], a[3][1] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+				a[0][1], a[1][1], a[2][1], a[3][1] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
 			} else {
 				q8FMA4(&a, 1, d0, d1, d2, d3, s0, s1, s2, s3)
 			}
@@ -353,7 +346,7 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
 			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
-				a[0][2], a[1][2], a[2][2], a[3][2] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+				a[0][2], a[1][2], a[2][2], a[3][2] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
 			} else {
 				q8FMA4(&a, 2, d0, d1, d2, d3, s0, s1, s2, s3)
 			}
@@ -367,7 +360,7 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
 			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
-				a[0][3], a[1][3], a[2][3], a[3][3] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+				a[0][3], a[1][3], a[2][3], a[3][3] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
 			} else {
 				q8FMA4(&a, 3, d0, d1, d2, d3, s0, s1, s2, s3)
 			}
@@ -381,7 +374,7 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
 			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
-				a[0][4], a[1][4], a[2][4], a[3][4] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+				a[0][4], a[1][4], a[2][4], a[3][4] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
 			} else {
 				q8FMA4(&a, 4, d0, d1, d2, d3, s0, s1, s2, s3)
 			}
@@ -395,7 +388,7 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
 			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
-				a[0][5], a[1][5], a[2][5], a[3][5] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+				a[0][5], a[1][5], a[2][5], a[3][5] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
 			} else {
 				q8FMA4(&a, 5, d0, d1, d2, d3, s0, s1, s2, s3)
 			}
@@ -409,7 +402,7 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
 			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
-				a[0][6], a[1][6], a[2][6], a[3][6] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+				a[0][6], a[1][6], a[2][6], a[3][6] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
 			} else {
 				q8FMA4(&a, 6, d0, d1, d2, d3, s0, s1, s2, s3)
 			}
@@ -423,7 +416,7 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
 		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
 			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
-				a[0][7], a[1][7], a[2][7], a[3][7] = rne32(v0), rne32(v1), rne32(v2), rne32(v3)
+				a[0][7], a[1][7], a[2][7], a[3][7] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
 			} else {
 				q8FMA4(&a, 7, d0, d1, d2, d3, s0, s1, s2, s3)
 			}

@@ -83,35 +83,6 @@ func TestR32(t *testing.T) {
 	}
 }
 
-// TestRNE32: rne32 rounds as float64(float32(v)) does, bit for bit, midpoints (half to
-// even) included, on random values of float32's normal range and zeros.
-func TestRNE32(t *testing.T) {
-	r := rand.New(rand.NewPCG(45, 46))
-	check := func(v float64) {
-		t.Helper()
-		if got, want := math.Float64bits(rne32(v)), math.Float64bits(float64(float32(v))); got != want {
-			t.Fatalf("rne32(%x) = %x, float32 %x", math.Float64bits(v), got, want)
-		}
-	}
-	check(0)
-	check(math.Copysign(0, -1))
-	for range 2000000 {
-		e := uint64(1023-126+r.IntN(254)) << 52
-		m := r.Uint64() & (1<<52 - 1)
-		switch r.IntN(4) {
-		case 0: // at or next to a midpoint, the kept bits odd or even
-			m = m&^r32Low | uint64(1<<28+r.IntN(5)-2)
-		case 1: // all ones above the cut: rounding up carries into the exponent
-			m |= (1<<52 - 1) &^ r32Low
-		}
-		v := math.Float64frombits(e | m | uint64(r.IntN(2))<<63)
-		if math.Abs(v) >= math.MaxFloat32 {
-			continue
-		}
-		check(v)
-	}
-}
-
 // TestExact48: the float64 sum of an exact product p = d·s (d a product of two F16 values,
 // subnormal ones too) and a float32 multiple of 2^-48 is exact wherever exact48 holds; and
 // the bound is not loose: just above it, sums that are not exact exist.
@@ -162,7 +133,7 @@ func TestExact48(t *testing.T) {
 
 // TestTilesMidpoints: the Q8_0 and Q4_0 Go tiles (the x86 order and the repack ones) on
 // blocks whose scales are powers of two, so that many of the float32 FMAs land on
-// midpoints (the rounding cases of exact48/rne32 and midFix), give their Go code's bits.
+// midpoints (the rounding cases of exact48 and midFix), give their Go code's bits.
 func TestTilesMidpoints(t *testing.T) {
 	r := rand.New(rand.NewPCG(49, 50))
 	pow2 := func() uint16 { return F32ToF16(float32(math.Ldexp(1, r.IntN(12)-9))) | uint16(r.IntN(2))<<15 }
