@@ -1,8 +1,14 @@
 package tensor
 
-// The float32 FMAs of the Go Q4_0 kernels below test their float64 sums with fmafMid,
-// not fmafHard: the block scale dw·dx is a product of two F16 values, so as in
-// q8_0_generic.go no result is ever below 2^-126 in magnitude but zero.
+// The float32 FMAs of the Go Q4_0 kernels below take an inline form of fmaf (an
+// inlinable function of it would exceed the inlining budget): the float64 sum v of the
+// exact product f = s·dw·dx and the accumulator. The block scale dw·dx is a product of
+// two F16 values, so as in q8_0_generic.go every product and accumulator is a multiple
+// of 2^-48 and no result is below 2^-126 in magnitude but zero; the accumulators are
+// float32 values held as float64. Below 2^5 in magnitude the sum is then exact in
+// float64 (exact48) and float32(v) is the FMA's result, with no midpoint test:
+// midpoints are frequent here (about one FMA in twenty on synth-256's decode) and
+// their branch unpredictable. Larger sums take r32 and midFix.
 
 // dotQ4_0RepackTileGo is the Go form of X86RepackTileFunc(Q4_0) (gemv and gemm have the
 // same order for Q4_0): for o < mw and i < mx, dst[i*dstStride+o] =
@@ -86,6 +92,7 @@ func q4_0Tile4x(nb int, w []byte, wStride, mw int, x []byte, xStride, mx int, ds
 // against the prepared blocks p: the block sum is Σ u·x − 8·Σx, the SWAR products of the
 // 32 levels u in eight words of four, in two groups of four products (swarRound).
 func q4_0Row(w []byte, p []q8Prep, acc float32) float32 {
+	a := float64(acc)
 	for b := range p {
 		if len(w) < q4_0Bytes {
 			panic("tensor: q4_0Row: short weight row")
@@ -96,19 +103,21 @@ func q4_0Row(w []byte, p []q8Prep, acc float32) float32 {
 		t0 := (l0&lanes4Lo)*pb.x[0] + (l0>>8&lanes4Lo)*pb.x[1] + (l1&lanes4Lo)*pb.x[2] + (l1>>8&lanes4Lo)*pb.x[3]
 		t1 := (l0>>4&lanes4Lo)*pb.x[4] + (l0>>12&lanes4Lo)*pb.x[5] + (l1>>4&lanes4Lo)*pb.x[6] + (l1>>12&lanes4Lo)*pb.x[7]
 		s := swarTop(t0) + swarTop(t1) - 8*pb.sum
-		d := float32(halfAt(wb[:]) * pb.d)
-		v := float64(s)*float64(d) + float64(acc)
-		if fmafMid(v) {
-			acc = fmafTie(float32(s), d, acc)
+		f := float64(s) * float64(halfAt(wb[:])*pb.d) // fmaf, inline
+		if v := f + a; exact48(v) {
+			a = float64(float32(v))
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a = r32(u)
 		} else {
-			acc = float32(v)
+			a = float64(float32(midFix(f, a, v)))
 		}
 	}
-	return acc
+	return float32(a)
 }
 
 // q4_0Rows2 is q4_0Row for two weight rows at once.
 func q4_0Rows2(w0, w1 []byte, p []q8Prep, acc0, acc1 float32) (float32, float32) {
+	a0, a1 := float64(acc0), float64(acc1)
 	for b := range p {
 		if len(w0) < q4_0Bytes || len(w1) < q4_0Bytes {
 			panic("tensor: q4_0Rows2: short weight row")
@@ -125,27 +134,30 @@ func q4_0Rows2(w0, w1 []byte, p []q8Prep, acc0, acc1 float32) (float32, float32)
 		u1 := (h0>>4&lanes4Lo)*x4 + (h0>>12&lanes4Lo)*x5 + (h1>>4&lanes4Lo)*x6 + (h1>>12&lanes4Lo)*x7
 		s0 := swarTop(t0) + swarTop(t1) - 8*pb.sum
 		s1 := swarTop(u0) + swarTop(u1) - 8*pb.sum
-		d0, d1 := float32(halfAt(v0[:])*pb.d), float32(halfAt(v1[:])*pb.d)
-		f0 := float64(s0)*float64(d0) + float64(acc0)
-		f1 := float64(s1)*float64(d1) + float64(acc1)
-		if fmafMid(f0) {
-			acc0 = fmafTie(float32(s0), d0, acc0)
+		f0 := float64(s0) * float64(halfAt(v0[:])*pb.d) // fmaf, inline
+		if v := f0 + a0; exact48(v) {
+			a0 = float64(float32(v))
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a0 = r32(u)
 		} else {
-			acc0 = float32(f0)
+			a0 = float64(float32(midFix(f0, a0, v)))
 		}
-		if fmafMid(f1) {
-			acc1 = fmafTie(float32(s1), d1, acc1)
+		f1 := float64(s1) * float64(halfAt(v1[:])*pb.d) // fmaf, inline
+		if v := f1 + a1; exact48(v) {
+			a1 = float64(float32(v))
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a1 = r32(u)
 		} else {
-			acc1 = float32(f1)
+			a1 = float64(float32(midFix(f1, a1, v)))
 		}
 	}
-	return acc0, acc1
+	return float32(a0), float32(a1)
 }
 
 // q4_0Row4x continues the four accumulators acc of one weight row against four
 // prepared activation rows over cb blocks.
 func q4_0Row4x(w []byte, p *[4][prepBlocks]q8Prep, cb int, acc *[4]float32) {
-	a0, a1, a2, a3 := acc[0], acc[1], acc[2], acc[3]
+	a0, a1, a2, a3 := float64(acc[0]), float64(acc[1]), float64(acc[2]), float64(acc[3])
 	r0, r1, r2, r3 := p[0][:cb], p[1][:cb], p[2][:cb], p[3][:cb]
 	for b := range r0 {
 		if len(w) < q4_0Bytes || b >= len(r1) || b >= len(r2) || b >= len(r3) {
@@ -160,36 +172,44 @@ func q4_0Row4x(w []byte, p *[4][prepBlocks]q8Prep, cb int, acc *[4]float32) {
 		dw := halfAt(wb[:])
 		s0 := swarTop(w0*p0.x[0]+w1*p0.x[1]+w2*p0.x[2]+w3*p0.x[3]) +
 			swarTop(w4*p0.x[4]+w5*p0.x[5]+w6*p0.x[6]+w7*p0.x[7]) - 8*p0.sum
-		d0 := float32(dw * p0.d)
-		if v := float64(s0)*float64(d0) + float64(a0); fmafMid(v) {
-			a0 = fmafTie(float32(s0), d0, a0)
+		f0 := float64(s0) * float64(dw*p0.d) // fmaf, inline
+		if v := f0 + a0; exact48(v) {
+			a0 = float64(float32(v))
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a0 = r32(u)
 		} else {
-			a0 = float32(v)
+			a0 = float64(float32(midFix(f0, a0, v)))
 		}
 		s1 := swarTop(w0*p1.x[0]+w1*p1.x[1]+w2*p1.x[2]+w3*p1.x[3]) +
 			swarTop(w4*p1.x[4]+w5*p1.x[5]+w6*p1.x[6]+w7*p1.x[7]) - 8*p1.sum
-		d1 := float32(dw * p1.d)
-		if v := float64(s1)*float64(d1) + float64(a1); fmafMid(v) {
-			a1 = fmafTie(float32(s1), d1, a1)
+		f1 := float64(s1) * float64(dw*p1.d) // fmaf, inline
+		if v := f1 + a1; exact48(v) {
+			a1 = float64(float32(v))
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a1 = r32(u)
 		} else {
-			a1 = float32(v)
+			a1 = float64(float32(midFix(f1, a1, v)))
 		}
 		s2 := swarTop(w0*p2.x[0]+w1*p2.x[1]+w2*p2.x[2]+w3*p2.x[3]) +
 			swarTop(w4*p2.x[4]+w5*p2.x[5]+w6*p2.x[6]+w7*p2.x[7]) - 8*p2.sum
-		d2 := float32(dw * p2.d)
-		if v := float64(s2)*float64(d2) + float64(a2); fmafMid(v) {
-			a2 = fmafTie(float32(s2), d2, a2)
+		f2 := float64(s2) * float64(dw*p2.d) // fmaf, inline
+		if v := f2 + a2; exact48(v) {
+			a2 = float64(float32(v))
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a2 = r32(u)
 		} else {
-			a2 = float32(v)
+			a2 = float64(float32(midFix(f2, a2, v)))
 		}
 		s3 := swarTop(w0*p3.x[0]+w1*p3.x[1]+w2*p3.x[2]+w3*p3.x[3]) +
 			swarTop(w4*p3.x[4]+w5*p3.x[5]+w6*p3.x[6]+w7*p3.x[7]) - 8*p3.sum
-		d3 := float32(dw * p3.d)
-		if v := float64(s3)*float64(d3) + float64(a3); fmafMid(v) {
-			a3 = fmafTie(float32(s3), d3, a3)
+		f3 := float64(s3) * float64(dw*p3.d) // fmaf, inline
+		if v := f3 + a3; exact48(v) {
+			a3 = float64(float32(v))
+		} else if u := r32Bits(v); u&r32Low != 0 {
+			a3 = r32(u)
 		} else {
-			a3 = float32(v)
+			a3 = float64(float32(midFix(f3, a3, v)))
 		}
 	}
-	acc[0], acc[1], acc[2], acc[3] = a0, a1, a2, a3
+	acc[0], acc[1], acc[2], acc[3] = float32(a0), float32(a1), float32(a2), float32(a3)
 }

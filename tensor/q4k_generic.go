@@ -1,6 +1,9 @@
 package tensor
 
-import "sync"
+import (
+	"math"
+	"sync"
+)
 
 // q8KPrep is one Q8_K activation block for the SWAR products of the Go Q4_K kernel:
 // x[16c+4t+h] are the words of chunk c (64 elements), byte word t of the weight's 32
@@ -126,10 +129,10 @@ func q4KGemmTile4Go(nb int, w []byte, wStride, mw int, x []byte, xStride int, ds
 			}
 			for o := range og {
 				wo := w[(o0+o)*wStride+b0*q4KBytes:]
-				var acc, am [4]float32
+				var acc, am [4]float64
 				if b0 > 0 {
 					for r := range 4 {
-						acc[r], am[r] = dst[r*dstStride+o0+o], accm[r][o]
+						acc[r], am[r] = float64(dst[r*dstStride+o0+o]), float64(accm[r][o])
 					}
 				}
 				for b := range cb {
@@ -144,7 +147,7 @@ func q4KGemmTile4Go(nb int, w []byte, wStride, mw int, x []byte, xStride int, ds
 					}
 				}
 				for r := range 4 {
-					dst[r*dstStride+o0+o], accm[r][o] = acc[r], am[r]
+					dst[r*dstStride+o0+o], accm[r][o] = float32(acc[r]), float32(am[r])
 				}
 			}
 		}
@@ -186,16 +189,15 @@ func q4KTileGo(gemm, n int, w []byte, wStride, mw int, x []byte, xStride, mx int
 				prepQ8K(pp, x[i*xStride+b0*q8KBytes:])
 				for o := range og {
 					wo := w[(o0+o)*wStride+b0*q4KBytes:]
+					if i < gemm {
+						d[o], accm[o] = q4KGemmRow(wo, pp, float64(d[o]), float64(accm[o]))
+						continue
+					}
 					acc, am := d[o], accm[o]
 					for b := range pp {
 						pb := &pp[b]
 						blk := (*[q4KBytes]byte)(wo[b*q4KBytes:])
 						q4KSubSums((*[QKK / 2]byte)(blk[q4KQs:]), &pb.x, &s)
-						if i < gemm {
-							sc, m := unpackScaleMinK4(blk[q4KScales:q4KQs])
-							acc, am = q4KGemmFloats(blk, pb, &s, &sc, &m, acc, am)
-							continue
-						}
 						isum, summs := q4KScaledSums((*[12]byte)(blk[q4KScales:]), &s, &pb.B)
 						dw, dm := float32(halfAt(blk[0:])*pb.d), float32(halfAt(blk[2:])*pb.d)
 						if v := float64(isum)*float64(dw) + float64(acc); fmafHard(v) {
@@ -219,25 +221,56 @@ func q4KTileGo(gemm, n int, w []byte, wStride, mw int, x []byte, xStride, mx int
 	}
 }
 
+// q4KGemmRow continues dotQ4KRepackGemmGo's accumulators acc and accm of weight row w
+// over the prepared activation blocks pp.
+func q4KGemmRow(w []byte, pp []q8KPrep, acc, accm float64) (float32, float32) {
+	var s [8]int32
+	for b := range pp {
+		pb := &pp[b]
+		blk := (*[q4KBytes]byte)(w[b*q4KBytes:])
+		q4KSubSums((*[QKK / 2]byte)(blk[q4KQs:]), &pb.x, &s)
+		sc, m := unpackScaleMinK4(blk[q4KScales:q4KQs])
+		acc, accm = q4KGemmFloats(blk, pb, &s, &sc, &m, acc, accm)
+	}
+	return float32(acc), float32(accm)
+}
+
 // q4KGemmFloats is q4KGemmBlock from the sub-block sums s, the unpacked scales sc and
-// mins m and the prepared activation block.
-func q4KGemmFloats(b *[q4KBytes]byte, pb *q8KPrep, s, sc, m *[8]int32, acc, accm float32) (float32, float32) {
+// mins m and the prepared activation block, on accumulators held as float64 (the FMAs
+// written out: fmaKTie's fast case).
+func q4KGemmFloats(b *[q4KBytes]byte, pb *q8KPrep, s, sc, m *[8]int32, acc, accm float64) (float64, float64) {
 	d := float32(halfAt(b[0:]) * pb.d)
 	dm := float32(halfAt(b[2:]) * pb.d)
-	for c := range 4 { // fmaf, its common case inline
-		x, xm := float32(sc[2*c]*s[2*c]+sc[2*c+1]*s[2*c+1]), float32(m[2*c]*pb.B[2*c]+m[2*c+1]*pb.B[2*c+1])
-		if v := float64(x)*float64(d) + float64(acc); fmafHard(v) {
-			acc = fmafTie(x, d, acc)
+	dd, ddm := float64(d), float64(dm)
+	for c := range 4 {
+		x, xm := sc[2*c]*s[2*c]+sc[2*c+1]*s[2*c+1], m[2*c]*pb.B[2*c]+m[2*c+1]*pb.B[2*c+1]
+		if u := math.Float64bits(float64(x)*dd + acc); u<<1 < fmaKMax && r32Bits(math.Float64frombits(u))&r32Low != 0 {
+			acc = r32(u + 1<<28)
 		} else {
-			acc = float32(v)
+			acc = fmaKTie(x, d, acc)
 		}
-		if v := float64(xm)*float64(dm) + float64(accm); fmafHard(v) {
-			accm = fmafTie(xm, dm, accm)
+		if u := math.Float64bits(float64(xm)*ddm + accm); u<<1 < fmaKMax && r32Bits(math.Float64frombits(u))&r32Low != 0 {
+			accm = r32(u + 1<<28)
 		} else {
-			accm = float32(v)
+			accm = fmaKTie(xm, dm, accm)
 		}
 	}
 	return acc, accm
+}
+
+// fmaKMax bounds the fast case of the Go Q4_K gemm tile's FMAs (q4KGemmFloats):
+// |v| ≤ MaxFloat32 where bits(v)<<1 < fmaKMax, so that no sum rounds to an infinity, and
+// infinities and NaNs go to fmaKTie. Results below 2^-126 need no test: the operands
+// are float32 values and an integer, multiples of 2^-149, so such a sum has at most 23
+// bits, exact in float64 and in float32 alike.
+const fmaKMax = (1023+127)<<53 | (1<<52-1)&^r32Low<<1 + 1
+
+// fmaKTie is fmaf(float32(x), d, float32(a)) as a float64, the rare case of the FMAs
+// of q4KGemmFloats.
+//
+//go:noinline
+func fmaKTie(x int32, d float32, a float64) float64 {
+	return float64(fmafTie(float32(x), d, float32(a)))
 }
 
 // q4KScaledSums is Σ_j sc[j]·s[j] and Σ_j m[j]·B[j] over the eight sub-blocks, with the

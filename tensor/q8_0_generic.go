@@ -23,13 +23,33 @@ import (
 // The FMAs take a short form of fmaf: the block scale d = dw·dx is a product of two F16
 // values, a multiple of 2^-48, and so is every accumulator (a float32 rounding of a
 // multiple of 2^-48 at least 2^-48 in magnitude stays one), so a result is zero or at
-// least 2^-48 in magnitude: never fmaf's "tiny" case. Only a float64 sum halfway between
-// two float32s (fmafMid) needs fmafTie's fix (midFix); such lanes go out of line (q8FMA,
-// q8FMA4).
+// least 2^-48 in magnitude: never fmaf's "tiny" case. The float64 sums round to float32
+// on their bits (r32Bits, r32) rather than by two conversions; only a sum halfway between
+// two float32s (fmafMid, which the same word shows) needs more. Midpoints are frequent
+// in models (2% of the FMAs of synth-256-Q8_0's prompt): where every sum of the lane is
+// below 2^5 it is exact (exact48) and float32(v) is right, inline; the others
+// take fmafTie's fix (midFix) out of line (q8FMA, q8FMA4).
 
 // fmafMid reports whether the low 29 significand bits of v are 1<<28: v lies halfway
 // between two float32s (fmafHard without its tiny case).
 func fmafMid(v float64) bool { return math.Float64bits(v)<<35 == 1<<63 }
+
+// r32Bits and r32 round a float64 v to float32 in its own format, the integer way: the
+// low 29 of the 52 significand bits go, rounded to nearest by adding half of the last
+// kept bit's weight (1<<28) and clearing them (the carry can reach the exponent, as a
+// rounding up to the next power of two does). t = r32Bits(v) has t&r32Low == 0 exactly
+// where v is a midpoint (fmafMid), whose even rounding or fmafTie fix this is not; for
+// every other v, r32(t) == float64(float32(v)) for v in float32's normal range, zero and
+// the infinities (their low bits are zero) and the kernels' NaNs (float32 NaNs widened,
+// low bits zero too). Results below 2^-126 or above float32's range never occur in the
+// kernels below: |dw·dx·s| < 2^32·2^17 and each accumulator a multiple of 2^-48.
+// It keeps two conversions (CVTSD2SS, CVTSS2SD) out of each FMA: integer operations on
+// the bits that the midpoint test loads anyway.
+const r32Low = 1<<29 - 1
+
+func r32Bits(v float64) uint64 { return math.Float64bits(v) + 1<<28 }
+
+func r32(t uint64) float64 { return math.Float64frombits(t &^ r32Low) }
 
 // q8FMA sets *a = fmaf(d, float32(s), float32(*a)) for d·s and *a multiples of 2^-48
 // (see above), *a a float32 value held as float64; the kernels inline its common case.
@@ -62,6 +82,11 @@ func midFix(p, z, v float64) float64 {
 	return math.Float64frombits(u)
 }
 
+// exact48 reports whether |v| < 2^5. A sum of two multiples of 2^-48 below that is exact
+// in float64 (it needs at most 53 bits), so that float32(v), even at a midpoint, is the
+// FMA's result.
+func exact48(v float64) bool { return math.Float64bits(v)<<1 < math.Float64bits(0x1p5)<<1 }
+
 // q8FMA4 is q8FMA for lane l of q8x86Rows4's four rows.
 func q8FMA4(a *[4][lanes8]float64, l int, d0, d1, d2, d3 float64, s0, s1, s2, s3 int32) {
 	q8FMA(d0, s0, &a[0][l])
@@ -72,8 +97,7 @@ func q8FMA4(a *[4][lanes8]float64, l int, d0, d1, d2, d3 float64, s0, s1, s2, s3
 
 // split2 returns lo and hi of s = lo + hi·2^32 (|lo|, |hi| < 2^31).
 func split2(s int64) (lo, hi int32) {
-	l := int64(int32(s))
-	return int32(l), int32((s - l) >> 32)
+	return int32(s), int32((s + 1<<31) >> 32) // 0 < lo + 2^31 < 2^32: no carry
 }
 
 // hsum8d is hsum8 of lanes held as float64s of float32 values.
@@ -126,6 +150,7 @@ func dotQ8_0x86TileGo(n int, w []byte, wStride, mw int, x []byte, xStride, mx in
 func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 	var a, c [lanes8]float64
 	var s0, s1, x0, x1, x2, x3 int32
+	var v0, v1 float64
 	for range nb {
 		// Re-slicing keeps each block's address in one register (the loads then take
 		// fixed offsets from it; MOVBQSX has no base+index+offset form in Go's SSA).
@@ -137,7 +162,10 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[2])), int32(int8(xb[3])), int32(int8(xb[4])), int32(int8(xb[5]))
 		s0 = int32(int8(wb[2]))*x0 + int32(int8(wb[3]))*x1 + int32(int8(wb[4]))*x2 + int32(int8(wb[5]))*x3
 		s1 = int32(int8(vb[2]))*x0 + int32(int8(vb[3]))*x1 + int32(int8(vb[4]))*x2 + int32(int8(vb[5]))*x3
-		if v0, v1 := d0*float64(s0)+a[0], d1*float64(s1)+c[0]; !fmafMid(v0) && !fmafMid(v1) {
+		v0, v1 = d0*float64(s0)+a[0], d1*float64(s1)+c[0]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
+			a[0], c[0] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
 			a[0], c[0] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[0])
@@ -146,7 +174,10 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[6])), int32(int8(xb[7])), int32(int8(xb[8])), int32(int8(xb[9]))
 		s0 = int32(int8(wb[6]))*x0 + int32(int8(wb[7]))*x1 + int32(int8(wb[8]))*x2 + int32(int8(wb[9]))*x3
 		s1 = int32(int8(vb[6]))*x0 + int32(int8(vb[7]))*x1 + int32(int8(vb[8]))*x2 + int32(int8(vb[9]))*x3
-		if v0, v1 := d0*float64(s0)+a[1], d1*float64(s1)+c[1]; !fmafMid(v0) && !fmafMid(v1) {
+		v0, v1 = d0*float64(s0)+a[1], d1*float64(s1)+c[1]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
+			a[1], c[1] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
 			a[1], c[1] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[1])
@@ -155,7 +186,10 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[10])), int32(int8(xb[11])), int32(int8(xb[12])), int32(int8(xb[13]))
 		s0 = int32(int8(wb[10]))*x0 + int32(int8(wb[11]))*x1 + int32(int8(wb[12]))*x2 + int32(int8(wb[13]))*x3
 		s1 = int32(int8(vb[10]))*x0 + int32(int8(vb[11]))*x1 + int32(int8(vb[12]))*x2 + int32(int8(vb[13]))*x3
-		if v0, v1 := d0*float64(s0)+a[2], d1*float64(s1)+c[2]; !fmafMid(v0) && !fmafMid(v1) {
+		v0, v1 = d0*float64(s0)+a[2], d1*float64(s1)+c[2]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
+			a[2], c[2] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
 			a[2], c[2] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[2])
@@ -164,7 +198,10 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[14])), int32(int8(xb[15])), int32(int8(xb[16])), int32(int8(xb[17]))
 		s0 = int32(int8(wb[14]))*x0 + int32(int8(wb[15]))*x1 + int32(int8(wb[16]))*x2 + int32(int8(wb[17]))*x3
 		s1 = int32(int8(vb[14]))*x0 + int32(int8(vb[15]))*x1 + int32(int8(vb[16]))*x2 + int32(int8(vb[17]))*x3
-		if v0, v1 := d0*float64(s0)+a[3], d1*float64(s1)+c[3]; !fmafMid(v0) && !fmafMid(v1) {
+		v0, v1 = d0*float64(s0)+a[3], d1*float64(s1)+c[3]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
+			a[3], c[3] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
 			a[3], c[3] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[3])
@@ -173,7 +210,10 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[18])), int32(int8(xb[19])), int32(int8(xb[20])), int32(int8(xb[21]))
 		s0 = int32(int8(wb[18]))*x0 + int32(int8(wb[19]))*x1 + int32(int8(wb[20]))*x2 + int32(int8(wb[21]))*x3
 		s1 = int32(int8(vb[18]))*x0 + int32(int8(vb[19]))*x1 + int32(int8(vb[20]))*x2 + int32(int8(vb[21]))*x3
-		if v0, v1 := d0*float64(s0)+a[4], d1*float64(s1)+c[4]; !fmafMid(v0) && !fmafMid(v1) {
+		v0, v1 = d0*float64(s0)+a[4], d1*float64(s1)+c[4]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
+			a[4], c[4] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
 			a[4], c[4] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[4])
@@ -182,7 +222,10 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[22])), int32(int8(xb[23])), int32(int8(xb[24])), int32(int8(xb[25]))
 		s0 = int32(int8(wb[22]))*x0 + int32(int8(wb[23]))*x1 + int32(int8(wb[24]))*x2 + int32(int8(wb[25]))*x3
 		s1 = int32(int8(vb[22]))*x0 + int32(int8(vb[23]))*x1 + int32(int8(vb[24]))*x2 + int32(int8(vb[25]))*x3
-		if v0, v1 := d0*float64(s0)+a[5], d1*float64(s1)+c[5]; !fmafMid(v0) && !fmafMid(v1) {
+		v0, v1 = d0*float64(s0)+a[5], d1*float64(s1)+c[5]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
+			a[5], c[5] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
 			a[5], c[5] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[5])
@@ -191,7 +234,10 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[26])), int32(int8(xb[27])), int32(int8(xb[28])), int32(int8(xb[29]))
 		s0 = int32(int8(wb[26]))*x0 + int32(int8(wb[27]))*x1 + int32(int8(wb[28]))*x2 + int32(int8(wb[29]))*x3
 		s1 = int32(int8(vb[26]))*x0 + int32(int8(vb[27]))*x1 + int32(int8(vb[28]))*x2 + int32(int8(vb[29]))*x3
-		if v0, v1 := d0*float64(s0)+a[6], d1*float64(s1)+c[6]; !fmafMid(v0) && !fmafMid(v1) {
+		v0, v1 = d0*float64(s0)+a[6], d1*float64(s1)+c[6]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
+			a[6], c[6] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
 			a[6], c[6] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[6])
@@ -200,7 +246,10 @@ func q8x86W2(nb int, w0, w1, x []byte) (float32, float32) {
 		x0, x1, x2, x3 = int32(int8(xb[30])), int32(int8(xb[31])), int32(int8(xb[32])), int32(int8(xb[33]))
 		s0 = int32(int8(wb[30]))*x0 + int32(int8(wb[31]))*x1 + int32(int8(wb[32]))*x2 + int32(int8(wb[33]))*x3
 		s1 = int32(int8(vb[30]))*x0 + int32(int8(vb[31]))*x1 + int32(int8(vb[32]))*x2 + int32(int8(vb[33]))*x3
-		if v0, v1 := d0*float64(s0)+a[7], d1*float64(s1)+c[7]; !fmafMid(v0) && !fmafMid(v1) {
+		v0, v1 = d0*float64(s0)+a[7], d1*float64(s1)+c[7]
+		if u0, u1 := r32Bits(v0), r32Bits(v1); u0&r32Low != 0 && u1&r32Low != 0 {
+			a[7], c[7] = r32(u0), r32(u1)
+		} else if exact48(v0) && exact48(v1) {
 			a[7], c[7] = float64(float32(v0)), float64(float32(v1))
 		} else {
 			q8FMA(d0, s0, &a[7])
@@ -252,6 +301,7 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 	var a [4][lanes8]float64
 	var s0, s1, s2, s3 int32
 	var w0, w1, w2, w3 int64
+	var u0, u1, u2, u3 uint64
 	var v0, v1, v2, v3 float64
 	ne := nb * QK
 	p01, p23, d := t.p01[:ne], t.p23[:ne], t.d[:4*nb]
@@ -265,73 +315,113 @@ func q8x86Rows4(t *q8x86Pairs, nb int, w []byte, out *[4]float32) {
 		s0, s1 = split2(w0*q01[0] + w1*q01[1] + w2*q01[2] + w3*q01[3])
 		s2, s3 = split2(w0*q23[0] + w1*q23[1] + w2*q23[2] + w3*q23[3])
 		v0, v1, v2, v3 = d0*float64(s0)+a[0][0], d1*float64(s1)+a[1][0], d2*float64(s2)+a[2][0], d3*float64(s3)+a[3][0]
-		if fmafMid(v0) || fmafMid(v1) || fmafMid(v2) || fmafMid(v3) {
-			q8FMA4(&a, 0, d0, d1, d2, d3, s0, s1, s2, s3)
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
+		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][0], a[1][0], a[2][0], a[3][0] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			} else {
+				q8FMA4(&a, 0, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
-			a[0][0], a[1][0], a[2][0], a[3][0] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			a[0][0], a[1][0], a[2][0], a[3][0] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[6])), int64(int8(wb[7])), int64(int8(wb[8])), int64(int8(wb[9]))
 		s0, s1 = split2(w0*q01[4] + w1*q01[5] + w2*q01[6] + w3*q01[7])
 		s2, s3 = split2(w0*q23[4] + w1*q23[5] + w2*q23[6] + w3*q23[7])
 		v0, v1, v2, v3 = d0*float64(s0)+a[0][1], d1*float64(s1)+a[1][1], d2*float64(s2)+a[2][1], d3*float64(s3)+a[3][1]
-		if fmafMid(v0) || fmafMid(v1) || fmafMid(v2) || fmafMid(v3) {
-			q8FMA4(&a, 1, d0, d1, d2, d3, s0, s1, s2, s3)
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
+		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][1], a[1][1], a[2][1], a[3][1] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			} else {
+				q8FMA4(&a, 1, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
-			a[0][1], a[1][1], a[2][1], a[3][1] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			a[0][1], a[1][1], a[2][1], a[3][1] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[10])), int64(int8(wb[11])), int64(int8(wb[12])), int64(int8(wb[13]))
 		s0, s1 = split2(w0*q01[8] + w1*q01[9] + w2*q01[10] + w3*q01[11])
 		s2, s3 = split2(w0*q23[8] + w1*q23[9] + w2*q23[10] + w3*q23[11])
 		v0, v1, v2, v3 = d0*float64(s0)+a[0][2], d1*float64(s1)+a[1][2], d2*float64(s2)+a[2][2], d3*float64(s3)+a[3][2]
-		if fmafMid(v0) || fmafMid(v1) || fmafMid(v2) || fmafMid(v3) {
-			q8FMA4(&a, 2, d0, d1, d2, d3, s0, s1, s2, s3)
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
+		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][2], a[1][2], a[2][2], a[3][2] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			} else {
+				q8FMA4(&a, 2, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
-			a[0][2], a[1][2], a[2][2], a[3][2] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			a[0][2], a[1][2], a[2][2], a[3][2] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[14])), int64(int8(wb[15])), int64(int8(wb[16])), int64(int8(wb[17]))
 		s0, s1 = split2(w0*q01[12] + w1*q01[13] + w2*q01[14] + w3*q01[15])
 		s2, s3 = split2(w0*q23[12] + w1*q23[13] + w2*q23[14] + w3*q23[15])
 		v0, v1, v2, v3 = d0*float64(s0)+a[0][3], d1*float64(s1)+a[1][3], d2*float64(s2)+a[2][3], d3*float64(s3)+a[3][3]
-		if fmafMid(v0) || fmafMid(v1) || fmafMid(v2) || fmafMid(v3) {
-			q8FMA4(&a, 3, d0, d1, d2, d3, s0, s1, s2, s3)
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
+		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][3], a[1][3], a[2][3], a[3][3] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			} else {
+				q8FMA4(&a, 3, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
-			a[0][3], a[1][3], a[2][3], a[3][3] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			a[0][3], a[1][3], a[2][3], a[3][3] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[18])), int64(int8(wb[19])), int64(int8(wb[20])), int64(int8(wb[21]))
 		s0, s1 = split2(w0*q01[16] + w1*q01[17] + w2*q01[18] + w3*q01[19])
 		s2, s3 = split2(w0*q23[16] + w1*q23[17] + w2*q23[18] + w3*q23[19])
 		v0, v1, v2, v3 = d0*float64(s0)+a[0][4], d1*float64(s1)+a[1][4], d2*float64(s2)+a[2][4], d3*float64(s3)+a[3][4]
-		if fmafMid(v0) || fmafMid(v1) || fmafMid(v2) || fmafMid(v3) {
-			q8FMA4(&a, 4, d0, d1, d2, d3, s0, s1, s2, s3)
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
+		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][4], a[1][4], a[2][4], a[3][4] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			} else {
+				q8FMA4(&a, 4, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
-			a[0][4], a[1][4], a[2][4], a[3][4] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			a[0][4], a[1][4], a[2][4], a[3][4] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[22])), int64(int8(wb[23])), int64(int8(wb[24])), int64(int8(wb[25]))
 		s0, s1 = split2(w0*q01[20] + w1*q01[21] + w2*q01[22] + w3*q01[23])
 		s2, s3 = split2(w0*q23[20] + w1*q23[21] + w2*q23[22] + w3*q23[23])
 		v0, v1, v2, v3 = d0*float64(s0)+a[0][5], d1*float64(s1)+a[1][5], d2*float64(s2)+a[2][5], d3*float64(s3)+a[3][5]
-		if fmafMid(v0) || fmafMid(v1) || fmafMid(v2) || fmafMid(v3) {
-			q8FMA4(&a, 5, d0, d1, d2, d3, s0, s1, s2, s3)
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
+		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][5], a[1][5], a[2][5], a[3][5] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			} else {
+				q8FMA4(&a, 5, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
-			a[0][5], a[1][5], a[2][5], a[3][5] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			a[0][5], a[1][5], a[2][5], a[3][5] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[26])), int64(int8(wb[27])), int64(int8(wb[28])), int64(int8(wb[29]))
 		s0, s1 = split2(w0*q01[24] + w1*q01[25] + w2*q01[26] + w3*q01[27])
 		s2, s3 = split2(w0*q23[24] + w1*q23[25] + w2*q23[26] + w3*q23[27])
 		v0, v1, v2, v3 = d0*float64(s0)+a[0][6], d1*float64(s1)+a[1][6], d2*float64(s2)+a[2][6], d3*float64(s3)+a[3][6]
-		if fmafMid(v0) || fmafMid(v1) || fmafMid(v2) || fmafMid(v3) {
-			q8FMA4(&a, 6, d0, d1, d2, d3, s0, s1, s2, s3)
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
+		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][6], a[1][6], a[2][6], a[3][6] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			} else {
+				q8FMA4(&a, 6, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
-			a[0][6], a[1][6], a[2][6], a[3][6] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			a[0][6], a[1][6], a[2][6], a[3][6] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 		w0, w1, w2, w3 = int64(int8(wb[30])), int64(int8(wb[31])), int64(int8(wb[32])), int64(int8(wb[33]))
 		s0, s1 = split2(w0*q01[28] + w1*q01[29] + w2*q01[30] + w3*q01[31])
 		s2, s3 = split2(w0*q23[28] + w1*q23[29] + w2*q23[30] + w3*q23[31])
 		v0, v1, v2, v3 = d0*float64(s0)+a[0][7], d1*float64(s1)+a[1][7], d2*float64(s2)+a[2][7], d3*float64(s3)+a[3][7]
-		if fmafMid(v0) || fmafMid(v1) || fmafMid(v2) || fmafMid(v3) {
-			q8FMA4(&a, 7, d0, d1, d2, d3, s0, s1, s2, s3)
+		u0, u1, u2, u3 = r32Bits(v0), r32Bits(v1), r32Bits(v2), r32Bits(v3)
+		if u0&r32Low == 0 || u1&r32Low == 0 || u2&r32Low == 0 || u3&r32Low == 0 {
+			if exact48(v0) && exact48(v1) && exact48(v2) && exact48(v3) {
+				a[0][7], a[1][7], a[2][7], a[3][7] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			} else {
+				q8FMA4(&a, 7, d0, d1, d2, d3, s0, s1, s2, s3)
+			}
 		} else {
-			a[0][7], a[1][7], a[2][7], a[3][7] = float64(float32(v0)), float64(float32(v1)), float64(float32(v2)), float64(float32(v3))
+			a[0][7], a[1][7], a[2][7], a[3][7] = r32(u0), r32(u1), r32(u2), r32(u3)
 		}
 	}
 	for r := range out {

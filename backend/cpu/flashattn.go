@@ -363,9 +363,50 @@ func accTileF16(acc []float32, v []uint16, t0 int, h kvHead, s []float32) {
 		accTileF16AVX512(&acc[0], &v[t0*h.cols+h.off], 2*h.cols, &s[0], len(s), hd)
 		return
 	}
+	if !useAVX2 && !useNEON {
+		accTileF16Go(acc, v, t0, h, s)
+		return
+	}
 	for j, p := range s {
 		r := (t0 + j) * h.cols
 		accRowF16(acc, v[r+h.off:r+h.off+hd], p)
+	}
+}
+
+// accTileF16Go is accTileF16 without assembly: accRowF16Go key after key, each element's
+// chain of fma32 over the tile's keys run to its end in a register, four elements at a
+// time, the weights widened once.
+func accTileF16Go(acc []float32, v []uint16, t0 int, h kvHead, s []float32) {
+	hd := len(acc)
+	if len(s) == 0 || hd == 0 {
+		return
+	}
+	_ = v[(t0+len(s)-1)*h.cols+h.off+hd-1]
+	var sw [faTile]float64
+	p64 := sw[:len(s)] // len(s) ≤ faTile
+	for j, p := range s {
+		p64[j] = float64(p)
+	}
+	tab := tensor.F16Values()
+	base := t0*h.cols + h.off
+	d := 0
+	for ; d+4 <= hd; d += 4 {
+		a0, a1, a2, a3 := float64(acc[d]), float64(acc[d+1]), float64(acc[d+2]), float64(acc[d+3])
+		for j, p := range p64 {
+			row := (*[4]uint16)(v[base+j*h.cols+d:])
+			a0 = float64(float32(p*float64(tab[row[0]]) + a0)) // fma32
+			a1 = float64(float32(p*float64(tab[row[1]]) + a1))
+			a2 = float64(float32(p*float64(tab[row[2]]) + a2))
+			a3 = float64(float32(p*float64(tab[row[3]]) + a3))
+		}
+		acc[d], acc[d+1], acc[d+2], acc[d+3] = float32(a0), float32(a1), float32(a2), float32(a3)
+	}
+	for ; d < hd; d++ {
+		a := float64(acc[d])
+		for j, p := range p64 {
+			a = float64(float32(p*float64(tab[v[base+j*h.cols+d]]) + a))
+		}
+		acc[d] = float32(a)
 	}
 }
 

@@ -109,22 +109,37 @@ func accumulateF16Go(acc, v []uint16, h kvHead, e []float32, raised []bool, accF
 // into the exponent); zeros, subnormal halves, overflows, Inf and NaN take round16.
 func madRow16(acc []float32, v []uint16, s float32) {
 	v = v[:len(acc)]
+	for d := madRow16Fast(acc, v, s, 0); d < len(v); d = madRow16Fast(acc, v, s, d+1) {
+		a, c := fromF16(v[d]), acc[d]
+		f := tensor.Fmaf(a, s, c)
+		if u := math.Float32bits(f); u&0x7fffffff-0x38800000 < 0x477ff000-0x38800000 {
+			acc[d] = math.Float32frombits(round16Normal(u))
+		} else {
+			acc[d] = round16(f)
+		}
+	}
+}
+
+// madRow16Fast is madRow16 from element d0 on, up to the first element that is not its
+// common case (a float32 midpoint, or a result outside the normal F16 range), whose
+// index it returns (len(v) when there is none): a loop without calls, whose values stay
+// in registers. round16Normal takes the sign bit along (|f| < 65520: no carry reaches it).
+func madRow16Fast(acc []float32, v []uint16, s float32, d0 int) int {
 	s64 := float64(s)
 	tab := tensor.F16Values()
-	for d, vd := range v {
-		a, c := tab[vd], acc[d]
-		r := float64(a)*s64 + float64(c)
-		f := float32(r)
+	acc = acc[:len(v)]
+	for d := d0; d < len(v); d++ {
+		r := float64(tab[v[d]])*s64 + float64(acc[d])
 		if uint32(math.Float64bits(r))&(1<<29-1) == 1<<28 { // a float32 midpoint
-			f = tensor.FmafTie(a, s, c)
+			return d
 		}
-		u := math.Float32bits(f)
-		if b := u & 0x7fffffff; b-0x38800000 < 0x477ff000-0x38800000 { // 2^-14 ≤ |f| < 65520
-			acc[d] = math.Float32frombits(round16Normal(b) | u&0x80000000)
-			continue
+		u := math.Float32bits(float32(r))
+		if u&0x7fffffff-0x38800000 >= 0x477ff000-0x38800000 { // not 2^-14 ≤ |f| < 65520
+			return d
 		}
-		acc[d] = round16Call(f)
+		acc[d] = math.Float32frombits(round16Normal(u))
 	}
+	return len(v)
 }
 
 // scaleRow16 is scaleRowF16Go on an accumulator of F16 values held as float32.

@@ -155,3 +155,42 @@ func checkChunkScores(t *testing.T, r *rand.Rand, trials int, hds []int, maxKeys
 		}
 	}
 }
+
+// TestAccTileF16Go checks accTileF16Go against accRowF16Go key by key, bit for bit, for
+// head sizes with and without a remainder of its four-element passes, tiles up to
+// faTile keys, and V values and weights of spread magnitudes (subnormal products and
+// overflows among them).
+func TestAccTileF16Go(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	for trial := range 400 {
+		hd := []int{1, 3, 4, 5, 8, 13, 16, 64, 67}[trial%9]
+		kvHeads := 1 + trial%3
+		cols := kvHeads * hd
+		nkeys := 1 + r.IntN(100)
+		v := make([]uint16, nkeys*cols)
+		for i := range v {
+			v[i] = toF16(float32(math.Ldexp(r.NormFloat64(), r.IntN(40)-25)))
+		}
+		h := kvHead{off: r.IntN(kvHeads) * hd, cols: cols, n: nkeys}
+		t0 := r.IntN(nkeys)
+		s := make([]float32, min(faTile, nkeys-t0))
+		for j := range s {
+			s[j] = float32(math.Ldexp(r.Float64(), -r.IntN(4)*40))
+		}
+		got, want := make([]float32, hd), make([]float32, hd)
+		for d := range got {
+			got[d] = float32(math.Ldexp(r.NormFloat64(), r.IntN(260)-140))
+			want[d] = got[d]
+		}
+		accTileF16Go(got, v, t0, h, s)
+		for j, p := range s {
+			row := (t0+j)*cols + h.off
+			accRowF16Go(want, v[row:row+hd], p)
+		}
+		for d := range got {
+			if math.Float32bits(got[d]) != math.Float32bits(want[d]) {
+				t.Fatalf("hd=%d keys %d..%d [%d]: %g, Go %g", hd, t0, t0+len(s), d, got[d], want[d])
+			}
+		}
+	}
+}

@@ -182,13 +182,13 @@ func sgemmF16F32Go(a []uint16, b []float32) float32 {
 
 // vecDotTileF32Go is vecDotF32Go over a tile.
 func vecDotTileF32Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	vecDotTileGo(f32Row, tailF32, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	vecDotTileGo(f32Row, tailF32, tail4F32, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // vecDotTileF16Go is vecDotF16Go over a tile, the activations F16 values widened to
 // float32 (MatMul widens them once a row).
 func vecDotTileF16Go(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
-	vecDotTileGo(f16Row, tailF16, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
+	vecDotTileGo(f16Row, tailF16, tail4F16, n, w, wStride, mw, x, xStride, mx, dst, dstStride)
 }
 
 // tailF32 is vecDotF32Go's end: the elements after the blocks of 64 (from np on)
@@ -198,6 +198,34 @@ func tailF32(w []float32, x []float32, np int, sum float32) float32 {
 		sum = fma32(w[k], x[k], sum)
 	}
 	return sum
+}
+
+// tail4F32 is tailF32 of four weight rows at once (s: their reduced blocks' sums; it
+// returns the results): the four chains interleaved, where one alone is bound by its
+// latency.
+func tail4F32(w0, w1, w2, w3 []float32, x []float32, np int, s [4]float32) [4]float32 {
+	w0, w1, w2, w3 = w0[:len(x)], w1[:len(x)], w2[:len(x)], w3[:len(x)]
+	s0, s1, s2, s3 := s[0], s[1], s[2], s[3]
+	for k := np; k < len(x); k++ {
+		s0 = fma32(w0[k], x[k], s0)
+		s1 = fma32(w1[k], x[k], s1)
+		s2 = fma32(w2[k], x[k], s2)
+		s3 = fma32(w3[k], x[k], s3)
+	}
+	return [4]float32{s0, s1, s2, s3}
+}
+
+// tail4F16 is tailF16 of four weight rows at once, as tail4F32.
+func tail4F16(w0, w1, w2, w3 []uint16, x []float32, np int, s [4]float32) [4]float32 {
+	w0, w1, w2, w3 = w0[:len(x)], w1[:len(x)], w2[:len(x)], w3[:len(x)]
+	s0, s1, s2, s3 := float64(s[0]), float64(s[1]), float64(s[2]), float64(s[3])
+	for k := np; k < len(x); k++ {
+		s0 += float64(fromF16(w0[k]) * x[k])
+		s1 += float64(fromF16(w1[k]) * x[k])
+		s2 += float64(fromF16(w2[k]) * x[k])
+		s3 += float64(fromF16(w3[k]) * x[k])
+	}
+	return [4]float32{float32(s0), float32(s1), float32(s2), float32(s3)}
 }
 
 // tailF16 is vecDotF16Go's end: the products after the blocks added to their sum in
@@ -213,9 +241,9 @@ func tailF16(w []uint16, x []float32, np int, sum float32) float32 {
 // vecDotTileGo is the Go vec-dot tile over weight rows of float32 or F16 bits (row reads
 // one): lane p of the 64 (four accumulators of 16) runs its fma32 chain over the blocks
 // of 64 for four weight rows at a time (one at the edge), the lanes are combined
-// (reduce64) and tail adds the rest.
+// (reduce64) and tail4 (tail at the edge) adds the rest.
 func vecDotTileGo[W float32 | uint16](row func(b []byte, off, n int) []W, tail func(w []W, x []float32, np int, sum float32) float32,
-	n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
+	tail4 func(w0, w1, w2, w3 []W, x []float32, np int, s [4]float32) [4]float32, n int, w []byte, wStride, mw int, x []byte, xStride, mx int, dst []float32, dstStride int) {
 	if mw <= 0 || mx <= 0 {
 		return
 	}
@@ -248,8 +276,9 @@ func vecDotTileGo[W float32 | uint16](row func(b []byte, off, n int) []W, tail f
 				}
 				acc[0][p], acc[1][p], acc[2][p], acc[3][p] = float32(a0), float32(a1), float32(a2), float32(a3)
 			}
-			for r, wr := range [4][]W{w0, w1, w2, w3} {
-				dst[i*dstStride+o+r] = tail(wr, x0, np, reduce64(&acc[r]))
+			sums := tail4(w0, w1, w2, w3, x0, np, [4]float32{reduce64(&acc[0]), reduce64(&acc[1]), reduce64(&acc[2]), reduce64(&acc[3])})
+			for r, v := range sums {
+				dst[i*dstStride+o+r] = v
 			}
 		}
 		for ; o < mw; o++ {
