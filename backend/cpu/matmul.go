@@ -219,8 +219,12 @@ func grow(b *[]byte, n int) []byte {
 // activations (activationType), for the other types the tensor package's. A Q4_0 or
 // Q4_K matrix of a multiple of 8 rows is repacked by llama.cpp's CPU backend and
 // multiplied by its gemv, in the order of tensor.X86RepackDotFunc (and, for the rows
-// of a batch in groups of four, by its gemm: mulMatGemm).
+// of a batch in groups of four, by its gemm: mulMatGemm). At the portable level a
+// decoding F32 or F16 matmul takes llama.cpp's generic order instead (genericOrder).
 func mulMatDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float32, error) {
+	if genericOrder(wt, n) {
+		return tensor.GenericDotFunc(wt), nil
+	}
 	if f := tensor.X86RepackDotFunc(wt); f != nil && out%tensor.X86RepackRows == 0 {
 		return f, nil
 	}
@@ -241,6 +245,26 @@ func mulMatDot(wt tensor.DType, n, in, out int) (func(n int, w, x []byte) float3
 		return tensor.DotBF16F32, nil
 	}
 	return tensor.DotFunc(wt)
+}
+
+// genericOrder reports whether weights of type wt multiply a batch of n activation rows
+// in llama.cpp's generic (non-SIMD) float order, as ggml-cpu built without SIMD does
+// (tensor.GenericDotFunc, GenericDotTileFunc: each product rounded to float32, the sum in
+// float64): at the portable level, for F32 and F16 weights, when decoding (n = 1). That
+// order costs a float32 product and a float64 addition an element, in place of an
+// emulated FMA of the x86 order (vecDotF32Go), which made the portable level ~10x
+// slower than AVX2 on stories260K-F32's decode.
+//
+// Where else it is not taken, it moved the conformance past a test's tolerance at the
+// portable level (measured 2026-12-02): F32 batches, stories260K-F32's logits with an
+// F16 cache 5.39e-3 from llama.cpp's (bound 5e-3); F16 batches, stories260K-Q4_0's
+// mean logit difference with an F16 cache 0.0242 (bound 0.02) and stories260K-Q8_0's
+// logits no longer llama.cpp's bits; Q8_0 and Q4_0 (batches and decoding), greedy steps
+// of synth-256-Q8_0 and synth-256-Q4_0 that part from llama.cpp's with top-2 logits
+// 2.4e-3 and 1.4e-3 apart (bound 1e-3), and stories260K-Q8_0's perplexity 0.160% off
+// (bound 0.1%). The SIMD levels keep the x86 order.
+func genericOrder(wt tensor.DType, n int) bool {
+	return (wt == tensor.F32 || wt == tensor.F16) && n == 1 && tensor.Level() == tensor.LevelPortable
 }
 
 // tinyBLAS reports whether llamafile_sgemm takes an F32 or F16 matmul of a batch of n
@@ -272,8 +296,12 @@ func mulMatPrepared(wt tensor.DType, n, in, out int) (tensor.X86PreparedTile, bo
 // mulMatTile is the tile form of mulMatDot's dot, or nil: tensor.X86DotTileFunc for the
 // types of tensor.X86DotFunc, tensor.DotTileFunc for the types whose dot mulMatDot takes
 // from tensor.DotFunc, floatTile for F32 and F16 where the level has one; nil for a
-// repacked matrix (X86RepackDotFunc) of out rows.
+// repacked matrix (X86RepackDotFunc) of out rows; tensor.GenericDotTileFunc where
+// genericOrder holds.
 func mulMatTile(wt tensor.DType, n, in, out int) tileFunc {
+	if genericOrder(wt, n) {
+		return tensor.GenericDotTileFunc(wt)
+	}
 	if tensor.X86RepackDotFunc(wt) != nil && out%tensor.X86RepackRows == 0 {
 		return tensor.X86RepackTileFunc(wt)
 	}

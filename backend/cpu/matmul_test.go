@@ -121,3 +121,41 @@ func TestMatMulDoesNotAllocate(t *testing.T) {
 		d.Close()
 	}
 }
+
+// TestGenericOrderDispatch checks where MatMul takes llama.cpp's generic order: at the
+// portable level, F32 and F16 weights when decoding, nothing else; and that the F32
+// decoding dot is then that order's (each product rounded to float32, the sum in
+// float64), elsewhere not.
+func TestGenericOrderDispatch(t *testing.T) {
+	portable := tensor.Level() == tensor.LevelPortable
+	for _, c := range []struct {
+		wt   tensor.DType
+		n    int
+		want bool
+	}{{tensor.F32, 1, portable}, {tensor.F16, 1, portable}, {tensor.F32, 2, false}, {tensor.F16, 16, false},
+		{tensor.Q8_0, 1, false}, {tensor.Q4_0, 1, false}, {tensor.Q4_K, 1, false}, {tensor.Q6_K, 1, false}} {
+		if got := genericOrder(c.wt, c.n); got != c.want {
+			t.Errorf("genericOrder(%v, %d) = %v, want %v", c.wt, c.n, got, c.want)
+		}
+	}
+	// A row whose float32 sums lose bits that the float64 sum keeps: 1 and 63 terms
+	// of 2^-24, half an ulp of 1 (a float32 chain from 1 keeps 1 at each tie).
+	const in = 64
+	w, x := make([]float32, in), make([]float32, in)
+	for i := range w {
+		w[i], x[i] = 1, 0x1p-24
+	}
+	w[0], x[0] = 1, 1
+	var s float64
+	for i := range w {
+		s += float64(w[i] * x[i])
+	}
+	dot, err := mulMatDot(tensor.F32, 1, in, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := dot(in, tensor.Float32Bytes(w), tensor.Float32Bytes(x))
+	if generic := got == float32(s); generic != portable {
+		t.Errorf("portable level %v: the decoding F32 dot gives %.9g, the generic order %.9g", portable, got, float32(s))
+	}
+}
