@@ -257,9 +257,6 @@ func genTileQ4_0(n int, w []byte, wStride, mw int, x []byte, xStride, mx int, ds
 	}
 }
 
-// genPairPool holds genTileQ8Form's packed activation rows.
-var genPairPool = sync.Pool{New: func() any { return new(q8x86Pairs) }}
-
 // genTileQ8Form is the tile of Q8_0-form weight rows (Q8_0 blocks; for q4 Q4_0's
 // levels) against Q8_0 activation rows in the generic order. Four activation rows or
 // more: packed in pairs to int64s (q8x86Pack: x_i + x_{i+1}·2^32), so that one 64-bit
@@ -280,7 +277,7 @@ func genTileQ8Form(q4 bool, n int, w []byte, wStride, mw int, x []byte, xStride,
 	_ = dst[(mx-1)*dstStride+mw-1]
 	i := 0
 	if mx >= 4 {
-		t := genPairPool.Get().(*q8x86Pairs)
+		t := q8x86PairPool.Get().(*q8x86Pairs)
 		for ; i+4 <= mx; i += 4 {
 			q8x86Pack(t, nb, x[i*xStride:], xStride)
 			o := 0
@@ -300,7 +297,7 @@ func genTileQ8Form(q4 bool, n int, w []byte, wStride, mw int, x []byte, xStride,
 				}
 			}
 		}
-		genPairPool.Put(t)
+		q8x86PairPool.Put(t)
 	}
 	for ; i < mx; i++ {
 		xi := x[i*xStride : i*xStride+rb]
