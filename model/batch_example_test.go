@@ -4,37 +4,16 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 
 	"github.com/infergo/infer/model"
-	"github.com/infergo/infer/model/synth"
 )
 
 // A Batch evaluates several sessions' tokens in one forward pass: here the prompts of
 // two independent sequences, then one decode step of both. Each session keeps its own
 // KV cache and position; each sequence's rows attend only to its own cache.
 func ExampleBatch() {
-	dir, err := os.MkdirTemp("", "model")
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	shape, _ := synth.LookupShape("tiny")
-	ft, _ := synth.LookupFileType("F32")
-	plan, err := synth.NewPlan(shape, ft)
-	if err != nil {
-		log.Fatal(err)
-	}
-	path := filepath.Join(dir, "tiny.gguf")
-	if err := synth.Write(path, plan, synth.Options{Seed: 1, Threads: 1}); err != nil {
-		log.Fatal(err)
-	}
-	m, err := model.Load(path, model.Options{Threads: 1, ContextSize: 64})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer m.Close()
+	m, done := tinyModel() // synth's tiny shape, as ExampleModel_NewSession makes it
+	defer done()
 	a, err := m.NewSession()
 	if err != nil {
 		log.Fatal(err)
