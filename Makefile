@@ -13,7 +13,7 @@ CUDA_ARCH ?= compute_80
 # of PDL_MODULES have sm_90-only code (programmatic dependent launch, kernels/pdl.cuh): their
 # sm_90 machine code is compiled from the compute_90 front end instead.
 SASS_ARCH   ?= sm_80 sm_86 sm_89 sm_90
-PDL_MODULES := matvec norm
+PDL_MODULES := matvec norm attention elementwise
 # The modules of SM90A_MODULES hold Hopper-only instructions (wgmma): their PTX is
 # compute_90a and their fatbin sm_90a code and that PTX alone (package cuda loads them
 # on compute capability 9.0 only).

@@ -19,6 +19,7 @@
 // (att_gqa, below) is att_vec for an F16 cache with blocks of G query heads of a K/V
 // head, and can also be a batch-1 decode step's RoPE and cache store (fused).
 #include "common.cuh"
+#include "pdl.cuh"
 
 #define ATT_WARPS 4
 #define ATT_MAX_DIM 256    // head dimensions up to this
@@ -776,12 +777,15 @@ static __device__ void att_gqa(float *dst, float *q, float *kx, const float *vx,
 // minKeys, part, count, kvCount, factors, dims, base, ropeScale, neox, fused): grid
 // (kvHeads·heads/kvHeads/G, n, splits), block ATT_WARPS·32; kx, vx, factors and the
 // RoPE parameters are read only when fused (then n = 1), kvCount (kvHeads counters,
-// zeroed once, left at zero) only when fused with more than one block per K/V head.
+// zeroed once, left at zero) only when fused with more than one block per K/V head. It
+// lets the kernel after it launch at once (pdl_trigger: the o mat-vec then loads its first
+// weights while the attention runs); it is itself launched without PDL.
 #define ATT_GQA(HD, G)                                                                                                \
 	extern "C" __global__ void __launch_bounds__(ATT_WARPS *WARP) attention_gqa_f16_hd##HD##_g##G(                    \
 	    float *dst, float *q, float *kx, const float *vx, __half *kc, __half *vc, const int *pos, int heads,           \
 	    int kvHeads, float scale, int ctx, int minKeys, float *part, int *count, int *kvCount,                       \
 	    const float *factors, int dims, float base, float rscale, int neox, int fused) {                             \
+		pdl_trigger();                                                                                                \
 		att_gqa<HD, G>(dst, q, kx, vx, kc, vc, pos, heads, kvHeads, scale, ctx, minKeys, part, count, kvCount,        \
 		               factors, dims, base, rscale, neox, fused);                                                     \
 	}

@@ -1,6 +1,7 @@
 // elementwise.cu: SwiGLU, Add (also of one row to every row) and type-converting copies over n contiguous elements.
 // Every kernel is a grid-stride loop; launch with any grid.
 #include "common.cuh"
+#include "pdl.cuh"
 
 #define FOR_EACH_INDEX(i, n) \
 	for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)
@@ -15,9 +16,11 @@ extern "C" __global__ void swiglu_f32(float *dst, const float *gate, const float
 
 // swiglu_q8 is swiglu_f32 that also quantizes dst for the mat-vec kernels, as
 // quantize_q8 would: xq (n) int8, xd (n/32) scales. n % 32 == 0 and the launch's
-// blockDim.x % 32 == 0, so each warp takes whole blocks of 32.
+// blockDim.x % 32 == 0, so each warp takes whole blocks of 32. It lets the mat-vec after
+// it launch at once (pdl_trigger, see pdl.cuh).
 extern "C" __global__ void swiglu_q8(float *dst, const float *gate, const float *up, signed char *xq, float *xd,
                                      i64 n) {
+	pdl_trigger();
 	FOR_EACH_INDEX(i, n) {
 		const float g = gate[i];
 		const float v = g / (1.0f + expf(-g)) * up[i];

@@ -28,7 +28,9 @@ PDL_MARKER(pdl_matvec)
 // thread for 8), so that the 1024 blocks of a 4096-row matrix run in one wave on 132 SMs.
 // Of (1, 1), (1, 8), (2, 1), (2, 8) on an H200, (2, 8) was fastest over the benchmarked
 // shapes (BenchmarkMatVec) and for Q4_0, Q4_1, Q2_K, Q4_K, Q5_K; Q6_K and Q3_K were
-// faster with 1 block (they spill under 64 registers), Q5_0 and Q5_1 with (1, 8).
+// faster with 1 block (they spill under 64 registers), Q5_0 and Q5_1 with (1, 8). Q6_K and
+// Q3_K now ask for 4 (128 registers, no spills): 5-10% faster than with 1 (134 and 160
+// registers, 3 blocks an SM) in BenchmarkMatVec, 2026-12-02.
 #ifndef MV_STREAM_UNROLL
 #define MV_STREAM_UNROLL 2
 #endif
@@ -36,6 +38,21 @@ PDL_MARKER(pdl_matvec)
 #define MV_MIN_BLOCKS 8
 #endif
 static constexpr int kStreamUnroll = MV_STREAM_UNROLL;
+
+// MV_PRE (0 or 1): whether the quantized mat-vecs request their first weights before
+// waiting for the kernel ahead (mv_any); mv_pdl_start is their prologue, pdl_start
+// without the wait then. Under PDL a block may start while the kernels ahead of it still
+// run, so before the wait it reads nothing but weights, which no kernel writes (they are
+// uploaded by copies, which PDL does not overlap). On an H200 the first step's loads in
+// flight during the kernel ahead took 7B Q4_0 tg128 from 525 to 548 t/s (to 568 with the
+// attention and SwiGLU kernels triggering their dependents at once), 2026-12-02.
+#ifndef MV_PRE
+#define MV_PRE 1
+#endif
+static __device__ __forceinline__ void mv_pdl_start() {
+	pdl_trigger();
+	if (!MV_PRE) pdl_wait();
+}
 
 // block_reduce adds the MV_WARPS warps' acc[R·NC] and writes the sums to dst (n, rows):
 // dst[c·rows + row0 + r] for r < nr, c < nc; add, unless null, gets the sums added too
@@ -564,9 +581,30 @@ STREAM_OF(Q4_KW, Q4_KS)
 STREAM_OF(Q5_KW, Q5_KS)
 STREAM_OF(Q6_KW, Q6_KS)
 
+// StreamUnroll<S>::value is how many steps mv_stream overlaps for format S: kStreamUnroll,
+// or MV_UNROLL_Q6 / MV_UNROLL_Q3 / MV_UNROLL_Q5 for Q6_K, Q3_K, Q5_K when set (benchmarks).
+template <class S>
+struct StreamUnroll {
+	enum { value = kStreamUnroll };
+};
+#define STREAM_UNROLL(S, N) \
+	template <> \
+	struct StreamUnroll<S> { \
+		enum { value = N }; \
+	};
+#ifdef MV_UNROLL_Q6
+STREAM_UNROLL(Q6_KS, MV_UNROLL_Q6)
+#endif
+#ifdef MV_UNROLL_Q3
+STREAM_UNROLL(Q3_KS, MV_UNROLL_Q3)
+#endif
+#ifdef MV_UNROLL_Q5
+STREAM_UNROLL(Q5_KS, MV_UNROLL_Q5)
+#endif
+
 // mv_stream is mv_q8 for a streaming format S (arguments as mv_q8's): warp w takes the
 // steps w, w+MV_WARPS, ... of the block's R rows.
-template <class S, int NC, int R, bool BIAS = false>
+template <class S, int NC, int R, bool BIAS = false, bool PRE = false>
 static __device__ void mv_stream(float *__restrict__ dst, float *add, const u8 *__restrict__ w,
                                  const signed char *__restrict__ xq, const float *__restrict__ xd, int rows, int cols,
                                  int n, int blk) {
@@ -585,16 +623,12 @@ static __device__ void mv_stream(float *__restrict__ dst, float *add, const u8 *
 	for (int r = 0; r < R; r++)
 #pragma unroll
 		for (int c = 0; c < NC; c++) acc[r][c] = 0.0f;
-#pragma unroll (kStreamUnroll)
-	for (int e0 = 1024 * warp; e0 < cols; e0 += 1024 * MV_WARPS) {
-		if (e0 + a0 < cols) { // the lane's block or super-block lies in the row
-			typename S::W wv[R];
-#pragma unroll
-			for (int r = 0; r < R; r++)
-				wv[r] = S::load(wr + min(r, nr - 1) * rowBytes + (size_t)(e0 / S::QK) * S::BYTES, lane);
+	if constexpr (PRE) {
+		// step adds the products of the step at e0 with the weights wv loaded for it.
+		auto step = [&](int e0, const typename S::W (&wv)[R]) {
 			uint4 xa[NC], xb[NC];
 			float dxa[NC], dxb[NC];
-#pragma unroll
+	#pragma unroll
 			for (int c = 0; c < NC; c++) {
 				const int cc = min(c, nc - 1); // past the last row: reload it, discard below
 				const signed char *xc = xq + (size_t)cc * cols + e0;
@@ -604,27 +638,78 @@ static __device__ void mv_stream(float *__restrict__ dst, float *add, const u8 *
 				dxa[c] = __ldg(dc + a0 / 32);
 				dxb[c] = S::ONE_SCALE ? dxa[c] : __ldg(dc + a1 / 32);
 			}
+	#pragma unroll
+			for (int r = 0; r < R; r++)
+	#pragma unroll
+				for (int c = 0; c < NC; c++) acc[r][c] += S::dot(wv[r], xa[c], xb[c], dxa[c], dxb[c]);
+		};
+		// The weights do not depend on the kernel ahead (pdl.cuh): the first step's are
+		// requested before the wait, so that they stream while that kernel finishes.
+		const int first = 1024 * warp;
+		typename S::W w0[R];
+		const bool has = first + a0 < cols;
+		if (has) {
 #pragma unroll
 			for (int r = 0; r < R; r++)
+				w0[r] = S::load(wr + min(r, nr - 1) * rowBytes + (size_t)(first / S::QK) * S::BYTES, lane);
+		}
+		pdl_wait();
+		if (has) step(first, w0);
+#pragma unroll (StreamUnroll<S>::value)
+		for (int e0 = first + 1024 * MV_WARPS; e0 < cols; e0 += 1024 * MV_WARPS) {
+			if (e0 + a0 < cols) {
+				typename S::W wv[R];
 #pragma unroll
-				for (int c = 0; c < NC; c++) acc[r][c] += S::dot(wv[r], xa[c], xb[c], dxa[c], dxb[c]);
+				for (int r = 0; r < R; r++)
+					wv[r] = S::load(wr + min(r, nr - 1) * rowBytes + (size_t)(e0 / S::QK) * S::BYTES, lane);
+				step(e0, wv);
+			}
+		}
+	} else {
+#pragma unroll (StreamUnroll<S>::value)
+		for (int e0 = 1024 * warp; e0 < cols; e0 += 1024 * MV_WARPS) {
+			if (e0 + a0 < cols) { // the lane's block or super-block lies in the row
+				typename S::W wv[R];
+#pragma unroll
+				for (int r = 0; r < R; r++)
+					wv[r] = S::load(wr + min(r, nr - 1) * rowBytes + (size_t)(e0 / S::QK) * S::BYTES, lane);
+				uint4 xa[NC], xb[NC];
+				float dxa[NC], dxb[NC];
+#pragma unroll
+				for (int c = 0; c < NC; c++) {
+					const int cc = min(c, nc - 1); // past the last row: reload it, discard below
+					const signed char *xc = xq + (size_t)cc * cols + e0;
+					const float *dc = xd + (size_t)cc * (cols / 32) + e0 / 32;
+					xa[c] = __ldg((const uint4 *)(xc + a0));
+					xb[c] = __ldg((const uint4 *)(xc + a1));
+					dxa[c] = __ldg(dc + a0 / 32);
+					dxb[c] = S::ONE_SCALE ? dxa[c] : __ldg(dc + a1 / 32);
+				}
+#pragma unroll
+				for (int r = 0; r < R; r++)
+#pragma unroll
+					for (int c = 0; c < NC; c++) acc[r][c] += S::dot(wv[r], xa[c], xb[c], dxa[c], dxb[c]);
+			}
 		}
 	}
 	block_reduce<R, NC, BIAS>(acc, dst, add, rows, row0, nr, nc);
 }
 
 // mv_any is mv_stream for the formats and weights that can take it, else mv_q8.
-template <class T, int NC, int R, bool BIAS = false>
+// With PRE, the caller has not waited for the kernel ahead (pdl_wait): mv_stream waits
+// after requesting its first weights, mv_q8 first thing.
+template <class T, int NC, int R, bool BIAS = false, bool PRE = false>
 static __device__ __forceinline__ void mv_any(float *__restrict__ dst, float *add, const u8 *__restrict__ w,
                                               const signed char *__restrict__ xq, const float *__restrict__ xd,
                                               int rows, int cols, int n, int blk) {
 	typedef typename StreamOf<T>::type S;
 	if constexpr (StreamOf<T>::value) {
 		if (S::ok(w)) {
-			mv_stream<S, NC, R, BIAS>(dst, add, w, xq, xd, rows, cols, n, blk);
+			mv_stream<S, NC, R, BIAS, PRE>(dst, add, w, xq, xd, rows, cols, n, blk);
 			return;
 		}
 	}
+	if constexpr (PRE) pdl_wait();
 	mv_q8<T, NC, R, BIAS>(dst, add, w, xq, xd, rows, cols, n, blk);
 }
 
@@ -729,15 +814,15 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 #define MV_FUSED_Q8_ENTRY(name) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MV_MINB_##name) \
 	    mv_fused_##name(MV_FUSED_ARGS, const signed char *xq, const float *xd) { \
-		pdl_start(); \
+		mv_pdl_start(); \
 		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, nullptr, nullptr, nullptr, rows0, rows1, rows2, end0, end1); \
-		mv_any<T_##name, 1, MV_ROWS_1>(s.dst, add, s.w, xq, xd, s.rows, cols, 1, s.blk); \
+		mv_any<T_##name, 1, MV_ROWS_1, false, MV_PRE>(s.dst, add, s.w, xq, xd, s.rows, cols, 1, s.blk); \
 	} \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MV_MINB_##name) \
 	    mv_fusedb_##name(MV_FUSEDB_ARGS, const signed char *xq, const float *xd) { \
-		pdl_start(); \
+		mv_pdl_start(); \
 		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, b0, b1, b2, rows0, rows1, rows2, end0, end1); \
-		mv_any<T_##name, 1, MV_ROWS_1, true>(s.dst, (float *)s.bias, s.w, xq, xd, s.rows, cols, 1, s.blk); \
+		mv_any<T_##name, 1, MV_ROWS_1, true, MV_PRE>(s.dst, (float *)s.bias, s.w, xq, xd, s.rows, cols, 1, s.blk); \
 	}
 
 // ---- entry points: mv_<type>_<NC> ----
@@ -746,24 +831,33 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 #define MV_Q8_ARGS float *dst, const u8 *w, const signed char *xq, const float *xd, int rows, int cols, int n
 #define MV_Q8_ENTRY(name, NC, R, MINB) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MINB) mv_##name##_##NC(MV_Q8_ARGS) { \
-		pdl_start(); \
-		mv_any<T_##name, NC, R>(dst, nullptr, w, xq, xd, rows, cols, n, blockIdx.x); \
+		mv_pdl_start(); \
+		mv_any<T_##name, NC, R, false, MV_PRE>(dst, nullptr, w, xq, xd, rows, cols, n, blockIdx.x); \
 	}
 #define MV_QUANT(name, T) \
 	typedef T T_##name; \
 	MV_Q8_ENTRY(name, 1, MV_ROWS_1, MV_MINB_##name) MV_Q8_ENTRY(name, 2, MV_ROWS_2, MV_MINB_##name) \
 	MV_Q8_ENTRY(name, 4, 1, 1) MV_Q8_ENTRY(name, 8, 1, 1) MV_FUSED_Q8_ENTRY(name)
 // MV_MINB_<type>: the minimum blocks a SM of mv_<type>_1, _2, mv_fused_<type> and mv_fusedb_<type>.
+// (The K-quant ones may be set on the command line: -DMV_MINB_q6_k=4, for benchmarks.)
 #define MV_MINB_q4_0 MV_MIN_BLOCKS
 #define MV_MINB_q4_1 MV_MIN_BLOCKS
 #define MV_MINB_q5_0 1
 #define MV_MINB_q5_1 1
 #define MV_MINB_q8_0 MV_MIN_BLOCKS
 #define MV_MINB_q2_k MV_MIN_BLOCKS
-#define MV_MINB_q3_k 1
+#ifndef MV_MINB_q3_k
+#define MV_MINB_q3_k 4
+#endif
+#ifndef MV_MINB_q4_k
 #define MV_MINB_q4_k MV_MIN_BLOCKS
+#endif
+#ifndef MV_MINB_q5_k
 #define MV_MINB_q5_k MV_MIN_BLOCKS
-#define MV_MINB_q6_k 1
+#endif
+#ifndef MV_MINB_q6_k
+#define MV_MINB_q6_k 4
+#endif
 FOR_EACH_QUANT(MV_QUANT)
 
 // Float weights: mv_<type>_<NC>(dst, w, x, rows, cols, n), one row a block.

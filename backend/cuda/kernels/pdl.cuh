@@ -4,10 +4,11 @@
 // before the kernel ahead of it in the stream has finished: as soon as every block of that
 // kernel has called pdl_trigger (or exited). It must then call pdl_wait, which returns once
 // the kernel ahead has completed and its writes are visible, before it reads anything that
-// kernel may write or writes anything it may read. The kernels here call it first thing, so
-// what they gain is the launch, and the block scheduling, of each kernel done while the one
-// ahead still runs (a prefetch of the mat-vec weights before the wait was measured slower:
-// the L2 requests cost more than the early start gave).
+// kernel may write or writes anything it may read. The row norms call it first thing; the
+// quantized mat-vecs first load their first weights into registers (matvec.cu, MV_PRE: an
+// L2 prefetch of them instead was measured slower, the register loads faster). Kernels of
+// modules launched without PDL may still call pdl_trigger (the decode attention, SwiGLU),
+// so that the mat-vec after them launches, and loads its weights, while they run.
 //
 // The instructions exist from sm_90 on. Code compiled for an older target (the compute_80
 // PTX, the sm_80..sm_89 machine code) has neither them nor the module's marker kernel
