@@ -39,7 +39,7 @@ PDL_MARKER(pdl_matvec)
 #endif
 static constexpr int kStreamUnroll = MV_STREAM_UNROLL;
 
-// MV_PRE (0 or 1): whether the quantized mat-vecs request their first weights before
+// MV_PRE (0, 1 or 2): whether the quantized mat-vecs request their first weights before
 // waiting for the kernel ahead (mv_any); mv_pdl_start is their prologue, pdl_start
 // without the wait then. Under PDL a block may start while the kernels ahead of it still
 // run, so before the wait it reads nothing but weights, which no kernel writes (they are
@@ -645,18 +645,27 @@ static __device__ void mv_stream(float *__restrict__ dst, float *add, const u8 *
 		};
 		// The weights do not depend on the kernel ahead (pdl.cuh): the first step's are
 		// requested before the wait, so that they stream while that kernel finishes.
+		// MV_PRE 2: the first two steps'.
+		constexpr int P = MV_PRE > 1 ? 2 : 1;
 		const int first = 1024 * warp;
-		typename S::W w0[R];
-		const bool has = first + a0 < cols;
-		if (has) {
+		typename S::W w0[P][R];
 #pragma unroll
-			for (int r = 0; r < R; r++)
-				w0[r] = S::load(wr + min(r, nr - 1) * rowBytes + (size_t)(first / S::QK) * S::BYTES, lane);
+		for (int p = 0; p < P; p++) {
+			const int e0 = first + p * 1024 * MV_WARPS;
+			if (e0 + a0 < cols) {
+#pragma unroll
+				for (int r = 0; r < R; r++)
+					w0[p][r] = S::load(wr + min(r, nr - 1) * rowBytes + (size_t)(e0 / S::QK) * S::BYTES, lane);
+			}
 		}
 		pdl_wait();
-		if (has) step(first, w0);
+#pragma unroll
+		for (int p = 0; p < P; p++) {
+			const int e0 = first + p * 1024 * MV_WARPS;
+			if (e0 + a0 < cols) step(e0, w0[p]);
+		}
 #pragma unroll (StreamUnroll<S>::value)
-		for (int e0 = first + 1024 * MV_WARPS; e0 < cols; e0 += 1024 * MV_WARPS) {
+		for (int e0 = first + P * 1024 * MV_WARPS; e0 < cols; e0 += 1024 * MV_WARPS) {
 			if (e0 + a0 < cols) {
 				typename S::W wv[R];
 #pragma unroll

@@ -10,6 +10,16 @@ PDL_MARKER(pdl_norm)
 // longer than NORM_CACHE·blockDim.x read the rest twice.
 #define NORM_CACHE 8
 
+// NORM_PRE (0 or 1): whether the row norms read their weight row before waiting for the
+// kernel ahead (norm_pdl_start is then pdl_start without the wait).
+#ifndef NORM_PRE
+#define NORM_PRE 0
+#endif
+static __device__ __forceinline__ void norm_pdl_start() {
+	pdl_trigger();
+	if (!NORM_PRE) pdl_wait();
+}
+
 // rms_norm: dst[i] = x[i]/rms(x[i]) ⊙ w for each row i of (n, cols); one block per row,
 // blockDim.x a multiple of 32 (launched with 1024: a decode row is one block, so its
 // latency is the kernel's). llama.cpp: scale = rsqrtf(mean(x²) + eps). With Q8 the row
@@ -26,11 +36,18 @@ static __device__ void rms_norm(float *dst, const float *x, const float *__restr
 	const int tid = threadIdx.x, bd = blockDim.x;
 	float v[NORM_CACHE], wv[NORM_CACHE];
 	float ss = 0.0f;
+	// The weight row, which no kernel writes, is read before the wait for the kernel
+	// ahead (NORM_PRE; pdl.cuh), x after it.
+#pragma unroll
+	for (int i = 0; i < NORM_CACHE; i++) {
+		const int e = tid + i * bd;
+		wv[i] = e < cols ? w[e] : 0.0f;
+	}
+	if (NORM_PRE) pdl_wait();
 #pragma unroll
 	for (int i = 0; i < NORM_CACHE; i++) {
 		const int e = tid + i * bd;
 		v[i] = e < cols ? xr[e] : 0.0f;
-		wv[i] = e < cols ? w[e] : 0.0f;
 	}
 #pragma unroll
 	for (int i = 0; i < NORM_CACHE; i++) ss += v[i] * v[i];
@@ -56,12 +73,12 @@ static __device__ void rms_norm(float *dst, const float *x, const float *__restr
 }
 
 extern "C" __global__ void rms_norm_f32(float *dst, const float *x, const float *w, int cols, float eps) {
-	pdl_start();
+	norm_pdl_start();
 	rms_norm<false>(dst, x, w, nullptr, nullptr, cols, eps);
 }
 
 extern "C" __global__ void rms_norm_q8(float *dst, const float *x, const float *w, signed char *xq, float *xd,
                                        int cols, float eps) {
-	pdl_start();
+	norm_pdl_start();
 	rms_norm<true>(dst, x, w, xq, xd, cols, eps);
 }
