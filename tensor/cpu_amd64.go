@@ -30,7 +30,11 @@ var (
 	// so that every token read synth-256-Q4_0's weights (0.9 MiB a core, which the 2 MiB
 	// L2 holds) from the L3, and streaming a 1B Q4_0 from memory ran at half speed: with
 	// T0 there (2 threads) synth-256-Q4_0 decodes 2.0x as fast at the AVX-512 level and
-	// 2.6x at the AVX2 level, the 1B 2.1x and 1.7-2.1x. Zen 4 keeps NTA unmeasured.
+	// 2.6x at the AVX2 level, the 1B 2.1x and 1.7-2.1x. Zen 4 keeps NTA unmeasured. On
+	// Zen 5 (family 1Ah, a 2-vCPU EPYC VM, 1 MiB L2 a core) the two measured alike: T0
+	// over NTA, the median of the per-round ratios of interleaved runs, synth-256-Q4_0
+	// tg32 1.008 (AVX-512 level) and 1.007 (AVX2 level) over 30 rounds, a 1B Q4_0 tg16
+	// 0.995 and 0.995 over 60 (quartiles 0.93-1.10); it keeps NTA.
 	q40PrefetchNTA = cpuIsAMD()
 )
 
