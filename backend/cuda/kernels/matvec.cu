@@ -11,9 +11,10 @@
 #include "types.cuh"
 #include "pdl.cuh"
 
-// Under PDL (sm_90 code, see pdl.cuh) every kernel here starts with pdl_start, before it
-// touches memory: the marker tells package cuda the loaded code has the waits, so that it
-// may launch the kernels with the attribute.
+// Under PDL (sm_90 code, see pdl.cuh) every kernel here waits for the kernel ahead before it
+// touches memory other than its weights (pdl_start, or pdl_trigger and mv_any's wait): the
+// marker tells package cuda the loaded code has the waits, so that it may launch the kernels
+// with the attribute.
 PDL_MARKER(pdl_matvec)
 
 #define MV_WARPS 4
@@ -39,20 +40,13 @@ PDL_MARKER(pdl_matvec)
 #endif
 static constexpr int kStreamUnroll = MV_STREAM_UNROLL;
 
-// MV_PRE (0, 1 or 2): whether the quantized mat-vecs request their first weights before
-// waiting for the kernel ahead (mv_any); mv_pdl_start is their prologue, pdl_start
-// without the wait then. Under PDL a block may start while the kernels ahead of it still
-// run, so before the wait it reads nothing but weights, which no kernel writes (they are
-// uploaded by copies, which PDL does not overlap). On an H200 the first step's loads in
-// flight during the kernel ahead took 7B Q4_0 tg128 from 525 to 548 t/s (to 568 with the
-// attention and SwiGLU kernels triggering their dependents at once), 2026-12-02.
-#ifndef MV_PRE
-#define MV_PRE 1
-#endif
-static __device__ __forceinline__ void mv_pdl_start() {
-	pdl_trigger();
-	if (!MV_PRE) pdl_wait();
-}
+// The quantized mat-vecs request their first weights before waiting for the kernel ahead
+// (mv_stream; entries call pdl_trigger, mv_any waits). Under PDL a block may start while the
+// kernels ahead of it still run, so before the wait it reads nothing but weights, which no
+// kernel writes (they are uploaded by copies, which PDL does not overlap). On an H200 the
+// first step's loads in flight during the kernel ahead took 7B Q4_0 tg128 from 525 to 548
+// t/s (to 568 with the attention and SwiGLU kernels triggering their dependents at once),
+// 2026-12-02.
 
 // block_reduce adds the MV_WARPS warps' acc[R·NC] and writes the sums to dst (n, rows):
 // dst[c·rows + row0 + r] for r < nr, c < nc; add, unless null, gets the sums added too
@@ -581,30 +575,9 @@ STREAM_OF(Q4_KW, Q4_KS)
 STREAM_OF(Q5_KW, Q5_KS)
 STREAM_OF(Q6_KW, Q6_KS)
 
-// StreamUnroll<S>::value is how many steps mv_stream overlaps for format S: kStreamUnroll,
-// or MV_UNROLL_Q6 / MV_UNROLL_Q3 / MV_UNROLL_Q5 for Q6_K, Q3_K, Q5_K when set (benchmarks).
-template <class S>
-struct StreamUnroll {
-	enum { value = kStreamUnroll };
-};
-#define STREAM_UNROLL(S, N) \
-	template <> \
-	struct StreamUnroll<S> { \
-		enum { value = N }; \
-	};
-#ifdef MV_UNROLL_Q6
-STREAM_UNROLL(Q6_KS, MV_UNROLL_Q6)
-#endif
-#ifdef MV_UNROLL_Q3
-STREAM_UNROLL(Q3_KS, MV_UNROLL_Q3)
-#endif
-#ifdef MV_UNROLL_Q5
-STREAM_UNROLL(Q5_KS, MV_UNROLL_Q5)
-#endif
-
 // mv_stream is mv_q8 for a streaming format S (arguments as mv_q8's): warp w takes the
 // steps w, w+MV_WARPS, ... of the block's R rows.
-template <class S, int NC, int R, bool BIAS = false, bool PRE = false>
+template <class S, int NC, int R, bool BIAS = false>
 static __device__ void mv_stream(float *__restrict__ dst, float *add, const u8 *__restrict__ w,
                                  const signed char *__restrict__ xq, const float *__restrict__ xd, int rows, int cols,
                                  int n, int blk) {
@@ -623,102 +596,65 @@ static __device__ void mv_stream(float *__restrict__ dst, float *add, const u8 *
 	for (int r = 0; r < R; r++)
 #pragma unroll
 		for (int c = 0; c < NC; c++) acc[r][c] = 0.0f;
-	if constexpr (PRE) {
-		// step adds the products of the step at e0 with the weights wv loaded for it.
-		auto step = [&](int e0, const typename S::W (&wv)[R]) {
-			uint4 xa[NC], xb[NC];
-			float dxa[NC], dxb[NC];
-	#pragma unroll
-			for (int c = 0; c < NC; c++) {
-				const int cc = min(c, nc - 1); // past the last row: reload it, discard below
-				const signed char *xc = xq + (size_t)cc * cols + e0;
-				const float *dc = xd + (size_t)cc * (cols / 32) + e0 / 32;
-				xa[c] = __ldg((const uint4 *)(xc + a0));
-				xb[c] = __ldg((const uint4 *)(xc + a1));
-				dxa[c] = __ldg(dc + a0 / 32);
-				dxb[c] = S::ONE_SCALE ? dxa[c] : __ldg(dc + a1 / 32);
-			}
-	#pragma unroll
+	// step adds the products of the step at e0 with the weights wv loaded for it.
+	auto step = [&](int e0, const typename S::W (&wv)[R]) {
+		uint4 xa[NC], xb[NC];
+		float dxa[NC], dxb[NC];
+#pragma unroll
+		for (int c = 0; c < NC; c++) {
+			const int cc = min(c, nc - 1); // past the last row: reload it, discard below
+			const signed char *xc = xq + (size_t)cc * cols + e0;
+			const float *dc = xd + (size_t)cc * (cols / 32) + e0 / 32;
+			xa[c] = __ldg((const uint4 *)(xc + a0));
+			xb[c] = __ldg((const uint4 *)(xc + a1));
+			dxa[c] = __ldg(dc + a0 / 32);
+			dxb[c] = S::ONE_SCALE ? dxa[c] : __ldg(dc + a1 / 32);
+		}
+#pragma unroll
+		for (int r = 0; r < R; r++)
+#pragma unroll
+			for (int c = 0; c < NC; c++) acc[r][c] += S::dot(wv[r], xa[c], xb[c], dxa[c], dxb[c]);
+	};
+	// The weights do not depend on the kernel ahead (pdl.cuh): the first step's are
+	// requested before the wait, so that they stream while that kernel finishes.
+	const int first = 1024 * warp;
+	typename S::W w0[R];
+	const bool has = first + a0 < cols;
+	if (has) {
+#pragma unroll
+		for (int r = 0; r < R; r++)
+			w0[r] = S::load(wr + min(r, nr - 1) * rowBytes + (size_t)(first / S::QK) * S::BYTES, lane);
+	}
+	pdl_wait();
+	if (has) step(first, w0);
+#pragma unroll (kStreamUnroll)
+	for (int e0 = first + 1024 * MV_WARPS; e0 < cols; e0 += 1024 * MV_WARPS) {
+		if (e0 + a0 < cols) {
+			typename S::W wv[R];
+#pragma unroll
 			for (int r = 0; r < R; r++)
-	#pragma unroll
-				for (int c = 0; c < NC; c++) acc[r][c] += S::dot(wv[r], xa[c], xb[c], dxa[c], dxb[c]);
-		};
-		// The weights do not depend on the kernel ahead (pdl.cuh): the first step's are
-		// requested before the wait, so that they stream while that kernel finishes.
-		// MV_PRE 2: the first two steps'.
-		constexpr int P = MV_PRE > 1 ? 2 : 1;
-		const int first = 1024 * warp;
-		typename S::W w0[P][R];
-#pragma unroll
-		for (int p = 0; p < P; p++) {
-			const int e0 = first + p * 1024 * MV_WARPS;
-			if (e0 + a0 < cols) {
-#pragma unroll
-				for (int r = 0; r < R; r++)
-					w0[p][r] = S::load(wr + min(r, nr - 1) * rowBytes + (size_t)(e0 / S::QK) * S::BYTES, lane);
-			}
-		}
-		pdl_wait();
-#pragma unroll
-		for (int p = 0; p < P; p++) {
-			const int e0 = first + p * 1024 * MV_WARPS;
-			if (e0 + a0 < cols) step(e0, w0[p]);
-		}
-#pragma unroll (StreamUnroll<S>::value)
-		for (int e0 = first + P * 1024 * MV_WARPS; e0 < cols; e0 += 1024 * MV_WARPS) {
-			if (e0 + a0 < cols) {
-				typename S::W wv[R];
-#pragma unroll
-				for (int r = 0; r < R; r++)
-					wv[r] = S::load(wr + min(r, nr - 1) * rowBytes + (size_t)(e0 / S::QK) * S::BYTES, lane);
-				step(e0, wv);
-			}
-		}
-	} else {
-#pragma unroll (StreamUnroll<S>::value)
-		for (int e0 = 1024 * warp; e0 < cols; e0 += 1024 * MV_WARPS) {
-			if (e0 + a0 < cols) { // the lane's block or super-block lies in the row
-				typename S::W wv[R];
-#pragma unroll
-				for (int r = 0; r < R; r++)
-					wv[r] = S::load(wr + min(r, nr - 1) * rowBytes + (size_t)(e0 / S::QK) * S::BYTES, lane);
-				uint4 xa[NC], xb[NC];
-				float dxa[NC], dxb[NC];
-#pragma unroll
-				for (int c = 0; c < NC; c++) {
-					const int cc = min(c, nc - 1); // past the last row: reload it, discard below
-					const signed char *xc = xq + (size_t)cc * cols + e0;
-					const float *dc = xd + (size_t)cc * (cols / 32) + e0 / 32;
-					xa[c] = __ldg((const uint4 *)(xc + a0));
-					xb[c] = __ldg((const uint4 *)(xc + a1));
-					dxa[c] = __ldg(dc + a0 / 32);
-					dxb[c] = S::ONE_SCALE ? dxa[c] : __ldg(dc + a1 / 32);
-				}
-#pragma unroll
-				for (int r = 0; r < R; r++)
-#pragma unroll
-					for (int c = 0; c < NC; c++) acc[r][c] += S::dot(wv[r], xa[c], xb[c], dxa[c], dxb[c]);
-			}
+				wv[r] = S::load(wr + min(r, nr - 1) * rowBytes + (size_t)(e0 / S::QK) * S::BYTES, lane);
+			step(e0, wv);
 		}
 	}
 	block_reduce<R, NC, BIAS>(acc, dst, add, rows, row0, nr, nc);
 }
 
 // mv_any is mv_stream for the formats and weights that can take it, else mv_q8.
-// With PRE, the caller has not waited for the kernel ahead (pdl_wait): mv_stream waits
-// after requesting its first weights, mv_q8 first thing.
-template <class T, int NC, int R, bool BIAS = false, bool PRE = false>
+// The caller has not waited for the kernel ahead (pdl_wait): mv_stream waits after
+// requesting its first weights, mv_q8 first thing.
+template <class T, int NC, int R, bool BIAS = false>
 static __device__ __forceinline__ void mv_any(float *__restrict__ dst, float *add, const u8 *__restrict__ w,
                                               const signed char *__restrict__ xq, const float *__restrict__ xd,
                                               int rows, int cols, int n, int blk) {
 	typedef typename StreamOf<T>::type S;
 	if constexpr (StreamOf<T>::value) {
 		if (S::ok(w)) {
-			mv_stream<S, NC, R, BIAS, PRE>(dst, add, w, xq, xd, rows, cols, n, blk);
+			mv_stream<S, NC, R, BIAS>(dst, add, w, xq, xd, rows, cols, n, blk);
 			return;
 		}
 	}
-	if constexpr (PRE) pdl_wait();
+	pdl_wait();
 	mv_q8<T, NC, R, BIAS>(dst, add, w, xq, xd, rows, cols, n, blk);
 }
 
@@ -823,15 +759,15 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 #define MV_FUSED_Q8_ENTRY(name) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MV_MINB_##name) \
 	    mv_fused_##name(MV_FUSED_ARGS, const signed char *xq, const float *xd) { \
-		mv_pdl_start(); \
+		pdl_trigger(); \
 		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, nullptr, nullptr, nullptr, rows0, rows1, rows2, end0, end1); \
-		mv_any<T_##name, 1, MV_ROWS_1, false, MV_PRE>(s.dst, add, s.w, xq, xd, s.rows, cols, 1, s.blk); \
+		mv_any<T_##name, 1, MV_ROWS_1>(s.dst, add, s.w, xq, xd, s.rows, cols, 1, s.blk); \
 	} \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MV_MINB_##name) \
 	    mv_fusedb_##name(MV_FUSEDB_ARGS, const signed char *xq, const float *xd) { \
-		mv_pdl_start(); \
+		pdl_trigger(); \
 		const MvSeg s = mv_seg(w0, w1, w2, d0, d1, d2, b0, b1, b2, rows0, rows1, rows2, end0, end1); \
-		mv_any<T_##name, 1, MV_ROWS_1, true, MV_PRE>(s.dst, (float *)s.bias, s.w, xq, xd, s.rows, cols, 1, s.blk); \
+		mv_any<T_##name, 1, MV_ROWS_1, true>(s.dst, (float *)s.bias, s.w, xq, xd, s.rows, cols, 1, s.blk); \
 	}
 
 // ---- entry points: mv_<type>_<NC> ----
@@ -840,8 +776,8 @@ static __device__ __forceinline__ MvSeg mv_seg(const u8 *w0, const u8 *w1, const
 #define MV_Q8_ARGS float *dst, const u8 *w, const signed char *xq, const float *xd, int rows, int cols, int n
 #define MV_Q8_ENTRY(name, NC, R, MINB) \
 	extern "C" __global__ void __launch_bounds__(MV_WARPS * WARP, MINB) mv_##name##_##NC(MV_Q8_ARGS) { \
-		mv_pdl_start(); \
-		mv_any<T_##name, NC, R, false, MV_PRE>(dst, nullptr, w, xq, xd, rows, cols, n, blockIdx.x); \
+		pdl_trigger(); \
+		mv_any<T_##name, NC, R>(dst, nullptr, w, xq, xd, rows, cols, n, blockIdx.x); \
 	}
 #define MV_QUANT(name, T) \
 	typedef T T_##name; \

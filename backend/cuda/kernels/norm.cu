@@ -2,7 +2,7 @@
 #include "common.cuh"
 #include "pdl.cuh"
 
-// Under PDL (sm_90 code, see pdl.cuh) both kernels start with pdl_start: the next kernel
+// Under PDL (sm_90 code, see pdl.cuh) both kernels start with pdl_trigger: the next kernel
 // (the mat-vec of the normalised row) may launch, and its blocks take their SMs, at once.
 PDL_MARKER(pdl_norm)
 
@@ -10,16 +10,9 @@ PDL_MARKER(pdl_norm)
 // longer than NORM_CACHE·blockDim.x read the rest twice.
 #define NORM_CACHE 8
 
-// NORM_PRE (0 or 1): whether the row norms read their weight row before waiting for the
-// kernel ahead (norm_pdl_start is then pdl_start without the wait). On an H200 this took
-// 7B Q4_0 tg128 from 554 to 583 t/s (with the mat-vecs' MV_PRE), 2026-12-02.
-#ifndef NORM_PRE
-#define NORM_PRE 1
-#endif
-static __device__ __forceinline__ void norm_pdl_start() {
-	pdl_trigger();
-	if (!NORM_PRE) pdl_wait();
-}
+// The row norms read their weight row, which no kernel writes, before waiting for the
+// kernel ahead (pdl.cuh); their entries call pdl_trigger, rms_norm waits. On an H200 this
+// took 7B Q4_0 tg128 from 554 to 583 t/s (with the mat-vecs' early loads), 2026-12-02.
 
 // rms_norm: dst[i] = x[i]/rms(x[i]) ⊙ w for each row i of (n, cols); one block per row,
 // blockDim.x a multiple of 32 (launched with 1024: a decode row is one block, so its
@@ -37,14 +30,13 @@ static __device__ void rms_norm(float *dst, const float *x, const float *__restr
 	const int tid = threadIdx.x, bd = blockDim.x;
 	float v[NORM_CACHE], wv[NORM_CACHE];
 	float ss = 0.0f;
-	// The weight row, which no kernel writes, is read before the wait for the kernel
-	// ahead (NORM_PRE; pdl.cuh), x after it.
+	// The weight row before the wait for the kernel ahead, x after it.
 #pragma unroll
 	for (int i = 0; i < NORM_CACHE; i++) {
 		const int e = tid + i * bd;
 		wv[i] = e < cols ? w[e] : 0.0f;
 	}
-	if (NORM_PRE) pdl_wait();
+	pdl_wait();
 #pragma unroll
 	for (int i = 0; i < NORM_CACHE; i++) {
 		const int e = tid + i * bd;
@@ -74,12 +66,12 @@ static __device__ void rms_norm(float *dst, const float *x, const float *__restr
 }
 
 extern "C" __global__ void rms_norm_f32(float *dst, const float *x, const float *w, int cols, float eps) {
-	norm_pdl_start();
+	pdl_trigger();
 	rms_norm<false>(dst, x, w, nullptr, nullptr, cols, eps);
 }
 
 extern "C" __global__ void rms_norm_q8(float *dst, const float *x, const float *w, signed char *xq, float *xd,
                                        int cols, float eps) {
-	norm_pdl_start();
+	pdl_trigger();
 	rms_norm<true>(dst, x, w, xq, xd, cols, eps);
 }

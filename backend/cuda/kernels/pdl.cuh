@@ -5,7 +5,7 @@
 // kernel has called pdl_trigger (or exited). It must then call pdl_wait, which returns once
 // the kernel ahead has completed and its writes are visible, before it reads anything that
 // kernel may write or writes anything it may read. The row norms first load their weight row
-// (norm.cu, NORM_PRE), the quantized mat-vecs their first weights into registers (matvec.cu, MV_PRE: an
+// (norm.cu), the quantized mat-vecs their first weights into registers (matvec.cu: an
 // L2 prefetch of them instead was measured slower, the register loads faster). Kernels of
 // modules launched without PDL may still call pdl_trigger (the decode attention, SwiGLU),
 // so that the mat-vec after them launches, and loads its weights, while they run.
